@@ -1,0 +1,289 @@
+//! Zarr v3 core data types and their fill values.
+use super::error::{err, Error, ErrorCode, Result};
+use alloc::format;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    Float32,
+    Float64,
+}
+
+impl DataType {
+    pub fn parse(v: &Value) -> Result<DataType> {
+        let name = match v {
+            Value::String(s) => s.as_str(),
+            Value::Object(o) => {
+                let n = o.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
+                return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}"));
+            }
+            _ => return err(ErrorCode::InvalidMetadata, "data_type must be a string"),
+        };
+        Ok(match name {
+            "bool" => DataType::Bool,
+            "int8" => DataType::Int8,
+            "int16" => DataType::Int16,
+            "int32" => DataType::Int32,
+            "int64" => DataType::Int64,
+            "uint8" => DataType::UInt8,
+            "uint16" => DataType::UInt16,
+            "uint32" => DataType::UInt32,
+            "uint64" => DataType::UInt64,
+            "float16" => DataType::Float16,
+            "float32" => DataType::Float32,
+            "float64" => DataType::Float64,
+            other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {other:?}")),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataType::Bool => "bool",
+            DataType::Int8 => "int8",
+            DataType::Int16 => "int16",
+            DataType::Int32 => "int32",
+            DataType::Int64 => "int64",
+            DataType::UInt8 => "uint8",
+            DataType::UInt16 => "uint16",
+            DataType::UInt32 => "uint32",
+            DataType::UInt64 => "uint64",
+            DataType::Float16 => "float16",
+            DataType::Float32 => "float32",
+            DataType::Float64 => "float64",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 => 8,
+        }
+    }
+}
+
+/// A fill value as the API reports it (exact for 64-bit integers).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+}
+
+/// A parsed fill value: the element's little-endian bytes plus its reported value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FillValue {
+    pub bytes: Vec<u8>,
+    pub value: Scalar,
+}
+
+impl FillValue {
+    pub fn parse(dtype: DataType, v: &Value) -> Result<FillValue> {
+        let bad = || Error::new(ErrorCode::InvalidMetadata, format!("invalid fill_value {v} for {}", dtype.name()));
+        let int = |lo: i128, hi: i128| -> Result<i128> {
+            let x = match v {
+                Value::Number(n) => n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)),
+                _ => None,
+            };
+            // Integral floats such as 0.0 are accepted too.
+            let x = x.or_else(|| match v {
+                Value::Number(n) => n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i128),
+                _ => None,
+            });
+            x.filter(|x| (lo..=hi).contains(x)).ok_or_else(bad)
+        };
+        Ok(match dtype {
+            DataType::Bool => {
+                let b = match v {
+                    Value::Bool(b) => *b,
+                    Value::Number(n) if n.as_u64() == Some(0) => false,
+                    Value::Number(n) if n.as_u64() == Some(1) => true,
+                    _ => return Err(bad()),
+                };
+                FillValue { bytes: alloc::vec![b as u8], value: Scalar::Bool(b) }
+            }
+            DataType::Int8 => Self::int(int(i8::MIN.into(), i8::MAX.into())? as i64, 1),
+            DataType::Int16 => Self::int(int(i16::MIN.into(), i16::MAX.into())? as i64, 2),
+            DataType::Int32 => Self::int(int(i32::MIN.into(), i32::MAX.into())? as i64, 4),
+            DataType::Int64 => Self::int(int(i64::MIN.into(), i64::MAX.into())? as i64, 8),
+            DataType::UInt8 => Self::uint(int(0, u8::MAX.into())? as u64, 1),
+            DataType::UInt16 => Self::uint(int(0, u16::MAX.into())? as u64, 2),
+            DataType::UInt32 => Self::uint(int(0, u32::MAX.into())? as u64, 4),
+            DataType::UInt64 => Self::uint(int(0, u64::MAX.into())? as u64, 8),
+            DataType::Float16 => {
+                let bits = match hex_bits(v, 2) {
+                    Some(b) => b as u16,
+                    None => f64_to_f16_bits(float_value(v).ok_or_else(bad)?),
+                };
+                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f16_bits_to_f64(bits)) }
+            }
+            DataType::Float32 => {
+                let bits = match hex_bits(v, 4) {
+                    Some(b) => b as u32,
+                    None => (float_value(v).ok_or_else(bad)? as f32).to_bits(),
+                };
+                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f32::from_bits(bits) as f64) }
+            }
+            DataType::Float64 => {
+                let bits = match hex_bits(v, 8) {
+                    Some(b) => b,
+                    None => float_value(v).ok_or_else(bad)?.to_bits(),
+                };
+                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f64::from_bits(bits)) }
+            }
+        })
+    }
+
+    fn int(x: i64, size: usize) -> FillValue {
+        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::Int(x) }
+    }
+    fn uint(x: u64, size: usize) -> FillValue {
+        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::UInt(x) }
+    }
+
+    /// A buffer of `n` elements, each the fill value.
+    pub fn repeat(&self, n: usize) -> Vec<u8> {
+        if self.bytes.iter().all(|&b| b == 0) {
+            return alloc::vec![0; n * self.bytes.len()];
+        }
+        let mut out = Vec::with_capacity(n * self.bytes.len());
+        for _ in 0..n {
+            out.extend_from_slice(&self.bytes);
+        }
+        out
+    }
+}
+
+fn float_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `"0x7fc00000"`: the raw bit pattern, which must have exactly the element's width.
+fn hex_bits(v: &Value, size: usize) -> Option<u64> {
+    let s = v.as_str()?.strip_prefix("0x")?;
+    if s.len() != size * 2 {
+        return None;
+    }
+    u64::from_str_radix(s, 16).ok()
+}
+
+pub fn f16_bits_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * pow2(-24),
+        0x1f if frac == 0.0 => sign * f64::INFINITY,
+        0x1f => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * pow2(e - 15),
+    }
+}
+
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// Round-to-nearest-even conversion, as numpy does.
+pub fn f64_to_f16_bits(x: f64) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < pow2(-25) || a == 0.0 {
+        // Below half the smallest subnormal (ties at exactly 2^-25 round to even = 0).
+        return sign;
+    }
+    let exp = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    if exp < -14 {
+        // Subnormal: value = m * 2^-24 with m in 1..1023.
+        let m = a / pow2(-24);
+        return sign | round_even(m) as u16;
+    }
+    let mant = a / pow2(exp) - 1.0; // in [0, 1)
+    let m = round_even(mant * 1024.0);
+    let (e, m) = if m >= 1024 { (exp + 1, 0) } else { (exp, m) };
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    sign | (((e + 15) as u16) << 10) | m as u16
+}
+
+fn round_even(x: f64) -> u64 {
+    let f = x as u64; // floor for positive x
+    let r = x - f as f64;
+    if r > 0.5 || (r == 0.5 && f % 2 == 1) {
+        f + 1
+    } else {
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn int64_fill_is_exact() {
+        let f = FillValue::parse(DataType::Int64, &json!(-9007199254740993i64)).unwrap();
+        assert_eq!(f.value, Scalar::Int(-9007199254740993));
+        assert_eq!(f.bytes, (-9007199254740993i64).to_le_bytes());
+        let f = FillValue::parse(DataType::UInt64, &serde_json::from_str("18446744073709551615").unwrap()).unwrap();
+        assert_eq!(f.value, Scalar::UInt(u64::MAX));
+    }
+
+    #[test]
+    fn float_fills() {
+        let f = FillValue::parse(DataType::Float32, &json!("NaN")).unwrap();
+        assert!(matches!(f.value, Scalar::Float(x) if x.is_nan()));
+        let f = FillValue::parse(DataType::Float32, &json!("0x7fc00001")).unwrap();
+        assert_eq!(f.bytes, 0x7fc00001u32.to_le_bytes());
+        let f = FillValue::parse(DataType::Float64, &json!("-Infinity")).unwrap();
+        assert_eq!(f.value, Scalar::Float(f64::NEG_INFINITY));
+        let f = FillValue::parse(DataType::Float16, &json!(1.5)).unwrap();
+        assert_eq!(f.bytes, 0x3e00u16.to_le_bytes());
+        assert!(FillValue::parse(DataType::UInt8, &json!(256)).is_err());
+        assert!(FillValue::parse(DataType::Int8, &json!("x")).is_err());
+        assert_eq!(FillValue::parse(DataType::Bool, &json!(true)).unwrap().bytes, [1]);
+    }
+
+    #[test]
+    fn f16_round_trip() {
+        for h in 0u16..=0xffff {
+            let x = f16_bits_to_f64(h);
+            if x.is_nan() {
+                continue;
+            }
+            assert_eq!(f64_to_f16_bits(x), h, "{h:#x} {x}");
+        }
+        assert_eq!(f64_to_f16_bits(65504.0), 0x7bff);
+        assert_eq!(f64_to_f16_bits(1e10), 0x7c00);
+    }
+}

@@ -1,0 +1,214 @@
+//! `zarr.json` for arrays and groups (Zarr v3).
+use super::codec::CodecChain;
+use super::dtype::{DataType, FillValue};
+use super::error::{err, Error, ErrorCode, Result};
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeyEncoding {
+    /// `c/1/2` (or `c.1.2`)
+    Default { separator: char },
+    /// `1.2` (or `1/2`); `0` for a 0-d array
+    V2 { separator: char },
+}
+
+impl KeyEncoding {
+    pub fn key(&self, coords: &[u64]) -> String {
+        let (prefix, sep) = match self {
+            KeyEncoding::Default { separator } => (Some("c"), *separator),
+            KeyEncoding::V2 { separator } => (None, *separator),
+        };
+        let mut parts: Vec<String> = prefix.into_iter().map(String::from).collect();
+        parts.extend(coords.iter().map(|c| c.to_string()));
+        if parts.is_empty() {
+            return "0".into();
+        }
+        parts.join(&sep.to_string())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ArrayMetadata {
+    pub shape: Vec<u64>,
+    pub data_type: DataType,
+    /// The regular grid's chunk shape (the shard shape when sharded).
+    pub chunk_shape: Vec<u64>,
+    pub key_encoding: KeyEncoding,
+    pub fill_value: FillValue,
+    pub codecs: CodecChain,
+    pub attributes: Map<String, Value>,
+    pub dimension_names: Option<Vec<Option<String>>>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Node {
+    Array(ArrayMetadata),
+    Group { attributes: Map<String, Value> },
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::new(ErrorCode::InvalidMetadata, msg.into()))
+}
+
+pub(crate) fn shape_of(v: Option<&Value>, what: &str, allow_zero: bool) -> Result<Vec<u64>> {
+    let arr = match v.and_then(Value::as_array) {
+        Some(a) => a,
+        None => return invalid(format!("{what} must be a list of integers")),
+    };
+    arr.iter()
+        .map(|d| match d.as_u64() {
+            Some(0) if !allow_zero => invalid(format!("{what} entries must be positive")),
+            Some(n) => Ok(n),
+            None => invalid(format!("{what} entries must be non-negative integers")),
+        })
+        .collect()
+}
+
+/// `{"name": ..., "configuration": {...}}` → (name, configuration)
+pub(crate) fn named<'a>(v: &'a Value, what: &str) -> Result<(&'a str, Option<&'a Map<String, Value>>)> {
+    match v {
+        Value::String(s) => Ok((s.as_str(), None)),
+        Value::Object(o) => {
+            let name = match o.get("name").and_then(Value::as_str) {
+                Some(n) => n,
+                None => return invalid(format!("{what} needs a \"name\"")),
+            };
+            let conf = match o.get("configuration") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(c)) => Some(c),
+                Some(_) => return invalid(format!("{what} \"configuration\" must be an object")),
+            };
+            Ok((name, conf))
+        }
+        _ => invalid(format!("{what} must be an object")),
+    }
+}
+
+impl Node {
+    pub fn parse(text: &[u8]) -> Result<Node> {
+        let v: Value = serde_json::from_slice(text)
+            .map_err(|e| Error::new(ErrorCode::InvalidMetadata, format!("zarr.json is not valid JSON: {e}")))?;
+        let o = match v.as_object() {
+            Some(o) => o,
+            None => return invalid("zarr.json must be a JSON object"),
+        };
+        match o.get("zarr_format") {
+            Some(f) if f.as_u64() == Some(3) => {}
+            Some(Value::String(s)) if s.contains("protocol/core/3.0") => {
+                return err(ErrorCode::UnsupportedFormat, "the draft v3 storage-transformer layout is not supported yet")
+            }
+            other => return invalid(format!("zarr_format must be 3, found {}", other.unwrap_or(&Value::Null))),
+        }
+        let attributes = match o.get("attributes") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(a)) => a.clone(),
+            Some(_) => return invalid("attributes must be an object"),
+        };
+        match o.get("node_type").and_then(Value::as_str) {
+            Some("group") => Ok(Node::Group { attributes }),
+            Some("array") => Ok(Node::Array(ArrayMetadata::parse(o, attributes)?)),
+            _ => invalid("node_type must be \"array\" or \"group\""),
+        }
+    }
+}
+
+impl ArrayMetadata {
+    fn parse(o: &Map<String, Value>, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+        let shape = shape_of(o.get("shape"), "shape", true)?;
+        let data_type = DataType::parse(o.get("data_type").unwrap_or(&Value::Null))?;
+
+        let (grid, conf) = named(o.get("chunk_grid").unwrap_or(&Value::Null), "chunk_grid")?;
+        if grid != "regular" {
+            return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {grid:?}"));
+        }
+        let chunk_shape = shape_of(conf.and_then(|c| c.get("chunk_shape")), "chunk_shape", false)?;
+        if chunk_shape.len() != shape.len() {
+            return invalid("chunk_shape and shape have different lengths");
+        }
+
+        let key_encoding = match o.get("chunk_key_encoding") {
+            None => KeyEncoding::Default { separator: '/' },
+            Some(v) => {
+                let (name, conf) = named(v, "chunk_key_encoding")?;
+                let sep = conf.and_then(|c| c.get("separator"));
+                let sep = match sep.map(|s| s.as_str()) {
+                    None => None,
+                    Some(Some("/")) => Some('/'),
+                    Some(Some(".")) => Some('.'),
+                    Some(_) => return invalid("chunk_key_encoding separator must be \"/\" or \".\""),
+                };
+                match name {
+                    "default" => KeyEncoding::Default { separator: sep.unwrap_or('/') },
+                    "v2" => KeyEncoding::V2 { separator: sep.unwrap_or('.') },
+                    other => return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_key_encoding {other:?}")),
+                }
+            }
+        };
+
+        let fill_value = FillValue::parse(data_type, o.get("fill_value").unwrap_or(&Value::Null))?;
+        let codecs = CodecChain::parse(o.get("codecs").unwrap_or(&Value::Null), &chunk_shape)?;
+
+        if let Some(Value::Array(t)) = o.get("storage_transformers") {
+            if !t.is_empty() {
+                return err(ErrorCode::UnsupportedFormat, "storage_transformers are not supported");
+            }
+        }
+
+        let dimension_names = match o.get("dimension_names") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(names)) => {
+                if names.len() != shape.len() {
+                    return invalid("dimension_names must have one entry per dimension");
+                }
+                let names: Result<Vec<Option<String>>> = names
+                    .iter()
+                    .map(|n| match n {
+                        Value::Null => Ok(None),
+                        Value::String(s) => Ok(Some(s.clone())),
+                        _ => invalid("dimension_names entries must be strings or null"),
+                    })
+                    .collect();
+                Some(names?)
+            }
+            Some(_) => return invalid("dimension_names must be a list"),
+        };
+
+        Ok(ArrayMetadata { shape, data_type, chunk_shape, key_encoding, fill_value, codecs, attributes, dimension_names })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys() {
+        assert_eq!(KeyEncoding::Default { separator: '/' }.key(&[1, 2]), "c/1/2");
+        assert_eq!(KeyEncoding::Default { separator: '.' }.key(&[1, 2]), "c.1.2");
+        assert_eq!(KeyEncoding::Default { separator: '/' }.key(&[]), "c");
+        assert_eq!(KeyEncoding::V2 { separator: '.' }.key(&[1, 2]), "1.2");
+        assert_eq!(KeyEncoding::V2 { separator: '/' }.key(&[1, 2]), "1/2");
+        assert_eq!(KeyEncoding::V2 { separator: '.' }.key(&[]), "0");
+    }
+
+    #[test]
+    fn errors_name_the_culprit() {
+        let j = br#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+            "chunk_key_encoding":{"name":"default"},"fill_value":0,
+            "codecs":[{"name":"bytes"},{"name":"lzma"}]}"#;
+        let e = Node::parse(j).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedCodec);
+        assert!(e.message.contains("lzma"), "{}", e.message);
+        let j = br#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"complex256",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[]}"#;
+        let e = Node::parse(j).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedDataType);
+        assert!(e.message.contains("complex256"));
+        assert_eq!(Node::parse(b"{").unwrap_err().code, ErrorCode::InvalidMetadata);
+        assert_eq!(Node::parse(b"[]").unwrap_err().code, ErrorCode::InvalidMetadata);
+    }
+}

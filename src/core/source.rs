@@ -1,0 +1,311 @@
+//! Range reads of one store's objects, shared by every layout: the HTTP fallbacks, a
+//! byte-bounded cache of indexes (and of whole objects a server sent unasked), request
+//! sharing and counters.
+use super::cache::Lru;
+use super::dedup::Dedup;
+use super::error::{Error, ErrorCode, Result};
+use super::http::{classify, parse_content_range, short, ByteRange, HttpClient, Method, Request, Status};
+use super::locate::{IndexFormat, IndexSpan, Region, ShardIndex};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Bytes of indexes and whole objects kept.
+    pub cache_bytes: usize,
+    /// S3 answers 403 for a missing key when listing is not allowed.
+    pub treat403_as_missing: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { cache_bytes: 64 << 20, treat403_as_missing: false }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub requests: u64,
+    pub bytes: u64,
+    pub index_hits: u64,
+    pub index_fetches: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Key {
+    Object(String),
+    Index(String, u64, u8),
+}
+
+#[derive(Clone)]
+enum Cached {
+    Object(Rc<Vec<u8>>),
+    Index(Rc<ShardIndex>),
+}
+
+/// Bytes read, with the object's total size when the answer told it.
+pub struct Fetched {
+    pub bytes: Vec<u8>,
+    pub object_size: Option<u64>,
+}
+
+pub struct Source {
+    config: Config,
+    cache: RefCell<Lru<Key, Cached>>,
+    inflight: Dedup<Key, Rc<ShardIndex>>,
+    /// Set once the server mishandled a suffix range: go straight to HEAD + range.
+    no_suffix: Cell<bool>,
+    stats: Cell<Stats>,
+}
+
+impl Source {
+    pub fn new(config: Config) -> Self {
+        Source {
+            cache: RefCell::new(Lru::new(config.cache_bytes)),
+            config,
+            inflight: Dedup::default(),
+            no_suffix: Cell::new(false),
+            stats: Cell::new(Stats::default()),
+        }
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats.get()
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Stats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+
+    async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<super::http::Response> {
+        if c.is_aborted() {
+            return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
+        }
+        let r = c.send(Request { method, url, range }).await.map_err(|e| e.at(url))?;
+        self.count(|s| {
+            s.requests += 1;
+            s.bytes += r.body.len() as u64;
+        });
+        Ok(r)
+    }
+
+    /// Read `range` of the object at `url`; `None` when the object does not exist.
+    pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
+        let cached = match self.cache.borrow_mut().get(&Key::Object(url.to_string())) {
+            Some(Cached::Object(o)) => Some(o),
+            _ => None,
+        };
+        if let Some(whole) = cached {
+            return slice_whole(url, &whole, range).map(Some);
+        }
+        match range {
+            ByteRange::Full => {
+                let r = self.send(c, Method::Get, url, None).await?;
+                match classify(url, r.status, self.config.treat403_as_missing)? {
+                    Status::Missing => Ok(None),
+                    Status::Whole | Status::Partial => {
+                        let n = r.body.len() as u64;
+                        Ok(Some(Fetched { bytes: r.body, object_size: Some(n) }))
+                    }
+                    Status::Refused => Err(http_error(url, r.status)),
+                }
+            }
+            ByteRange::Range { len: 0, .. } => Ok(Some(Fetched { bytes: Vec::new(), object_size: None })),
+            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
+            ByteRange::Suffix(n) => {
+                if !self.no_suffix.get() {
+                    let r = self.send(c, Method::Get, url, Some(format!("bytes=-{n}"))).await?;
+                    match classify(url, r.status, self.config.treat403_as_missing)? {
+                        Status::Missing => return Ok(None),
+                        Status::Whole => return self.keep_whole(url, r.body, range).map(Some),
+                        Status::Partial => {
+                            if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
+                                if total < n {
+                                    return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
+                                }
+                                if b + 1 != total || b + 1 - a != n || r.body.len() as u64 != n {
+                                    return Err(short(url, "suffix range answer does not match the request"));
+                                }
+                                return Ok(Some(Fetched { bytes: r.body, object_size: Some(total) }));
+                            }
+                            // 206 without a readable Content-Range: where those bytes sit is unknown.
+                        }
+                        Status::Refused => {}
+                    }
+                    self.no_suffix.set(true);
+                }
+                // Fallback: learn the size, then ask for an explicit range.
+                let h = self.send(c, Method::Head, url, None).await?;
+                match classify(url, h.status, self.config.treat403_as_missing)? {
+                    Status::Missing => return Ok(None),
+                    Status::Whole | Status::Partial => {}
+                    Status::Refused => return Err(http_error(url, h.status)),
+                }
+                let size = h.content_length.ok_or_else(|| {
+                    Error::new(
+                        ErrorCode::HttpError,
+                        format!("{url}: server refuses suffix ranges and its HEAD answer has no Content-Length; not fetching the whole object"),
+                    )
+                })?;
+                if size < n {
+                    return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+                }
+                let f = self.read_range(c, url, size - n, n).await?;
+                Ok(f.map(|f| Fetched { bytes: f.bytes, object_size: Some(size) }))
+            }
+        }
+    }
+
+    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<Fetched>> {
+        let last = offset
+            .checked_add(len - 1)
+            .ok_or_else(|| Error::new(ErrorCode::CorruptShard, format!("{url}: range overflows")))?;
+        let r = self.send(c, Method::Get, url, Some(format!("bytes={offset}-{last}"))).await?;
+        match classify(url, r.status, self.config.treat403_as_missing)? {
+            Status::Missing => Ok(None),
+            Status::Whole => self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
+            Status::Partial => {
+                let cr = r.content_range.as_deref().and_then(parse_content_range);
+                if let Some((a, _, _)) = cr {
+                    if a != offset {
+                        return Err(short(url, &format!("asked for bytes from {offset}, got from {a}")));
+                    }
+                }
+                if r.body.len() as u64 != len {
+                    return Err(short(url, &format!("asked for {len} bytes at {offset}, got {}", r.body.len())));
+                }
+                Ok(Some(Fetched { bytes: r.body, object_size: cr.and_then(|c| c.2) }))
+            }
+            Status::Refused if r.status == 416 => {
+                Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
+            }
+            Status::Refused => Err(http_error(url, r.status)),
+        }
+    }
+
+    /// A 200 answer to a ranged request: slice it, and keep it for later reads of this object.
+    fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<Fetched> {
+        let f = slice_whole(url, &body, range)?;
+        let n = body.len();
+        self.cache.borrow_mut().put(Key::Object(url.to_string()), Cached::Object(Rc::new(body)), n);
+        Ok(f)
+    }
+
+    /// The decoded index of `region` at level `depth`: cached, and fetched once however
+    /// many callers want it at the same time.
+    pub async fn index<C: HttpClient>(
+        &self,
+        c: &C,
+        url: &str,
+        region: Region,
+        depth: u8,
+        format: &dyn IndexFormat,
+    ) -> Result<Rc<ShardIndex>> {
+        let key = Key::Index(url.to_string(), region.offset, depth);
+        if let Some(Cached::Index(i)) = self.cache.borrow_mut().get(&key) {
+            self.count(|s| s.index_hits += 1);
+            return Ok(i);
+        }
+        let work = || async {
+            let span = format.span();
+            let fetched = match (span, region.len) {
+                (IndexSpan::Tail(n), None) => self.read(c, url, ByteRange::Suffix(n)).await?,
+                (span, len) => {
+                    let range = resolve(url, span, region.offset, len)?;
+                    self.read(c, url, range).await?
+                }
+            };
+            self.count(|s| s.index_fetches += 1);
+            let index = match fetched {
+                None => ShardIndex::missing(),
+                Some(f) => {
+                    let known = Region { offset: region.offset, len: region.len.or(f.object_size) };
+                    format.decode(&f.bytes, known).map_err(|e| e.at(url))?
+                }
+            };
+            let index = Rc::new(index);
+            self.cache.borrow_mut().put(key.clone(), Cached::Index(index.clone()), index.nbytes());
+            Ok(index)
+        };
+        self.inflight.run(key.clone(), || c.is_aborted(), work).await
+    }
+
+    /// Follow `levels` (index format, key in that index) from the whole object down to one
+    /// chunk and read its bytes; `None` when the object or the chunk is absent.
+    pub async fn read_chunk<C: HttpClient>(
+        &self,
+        c: &C,
+        url: &str,
+        levels: &[(&dyn IndexFormat, u64)],
+    ) -> Result<Option<Vec<u8>>> {
+        let mut region = Region::WHOLE;
+        for (depth, &(format, key)) in levels.iter().enumerate() {
+            let index = self.index(c, url, region, depth as u8, format).await?;
+            match index.lookup(key) {
+                None => return Ok(None),
+                Some((offset, len)) => region = Region { offset, len: Some(len) },
+            }
+        }
+        let range = match region.len {
+            None => ByteRange::Full,
+            Some(len) => ByteRange::Range { offset: region.offset, len },
+        };
+        Ok(self.read(c, url, range).await?.map(|f| f.bytes))
+    }
+}
+
+fn http_error(url: &str, status: u16) -> Error {
+    Error::new(ErrorCode::HttpError, format!("{url}: HTTP {status}")).with_status(status)
+}
+
+/// The absolute byte range of an index span inside a region.
+fn resolve(url: &str, span: IndexSpan, offset: u64, len: Option<u64>) -> Result<ByteRange> {
+    let too_small = |need: u64| Err(short(url, &format!("a {need}-byte index does not fit in the {len:?}-byte shard")));
+    Ok(match (span, len) {
+        (IndexSpan::Whole, None) => ByteRange::Full,
+        (IndexSpan::Whole, Some(l)) => ByteRange::Range { offset, len: l },
+        (IndexSpan::Head(n), l) => {
+            if l.is_some_and(|l| l < n) {
+                return too_small(n);
+            }
+            ByteRange::Range { offset, len: n }
+        }
+        (IndexSpan::Tail(n), Some(l)) => {
+            if l < n {
+                return too_small(n);
+            }
+            ByteRange::Range { offset: offset + l - n, len: n }
+        }
+        (IndexSpan::Tail(n), None) => ByteRange::Suffix(n),
+        (IndexSpan::At { offset: o, len: n }, l) => {
+            let end = o.checked_add(n);
+            if end.is_none() || l.is_some_and(|l| end.is_some_and(|e| e > l)) {
+                return too_small(o.saturating_add(n));
+            }
+            ByteRange::Range { offset: offset.saturating_add(o), len: n }
+        }
+    })
+}
+
+fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<Fetched> {
+    let size = whole.len() as u64;
+    let (a, b) = match range {
+        ByteRange::Full => (0, size),
+        ByteRange::Range { offset, len } => (offset, offset.saturating_add(len)),
+        ByteRange::Suffix(n) => {
+            if n > size {
+                return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+            }
+            (size - n, size)
+        }
+    };
+    if b > size {
+        return Err(short(url, &format!("bytes {a}..{b} lie beyond the end of the {size}-byte object")));
+    }
+    Ok(Fetched { bytes: whole[a as usize..b as usize].to_vec(), object_size: Some(size) })
+}
