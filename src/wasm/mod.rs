@@ -1,0 +1,288 @@
+//! The thin JS binding: `fetch` behind [`HttpClient`], promises, and JS values in and out.
+//! Everything here converts; the logic lives in `core`.
+extern crate std;
+
+use crate::core::array::{self, Chunk, Opened, ZarrArray};
+use crate::core::dtype::{DataType, Scalar};
+use crate::core::http::{HttpClient, Method, Request, Response};
+use crate::core::selection::Sel;
+use crate::core::source::Config;
+use crate::core::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use web_sys::AbortSignal;
+
+/// `fetch` as an [`HttpClient`]: the platform's global `fetch` (window, worker, Node) or a
+/// caller-supplied one, with extra headers and an optional abort signal.
+#[derive(Clone)]
+pub struct FetchClient {
+    fetch: Function,
+    this: JsValue,
+    headers: Rc<Vec<(String, String)>>,
+    signal: Option<AbortSignal>,
+}
+
+impl FetchClient {
+    /// The global `fetch`.
+    pub fn global() -> Result<FetchClient> {
+        let g: JsValue = js_sys::global().into();
+        let f = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
+        let f = f.ok_or_else(|| Error::new(ErrorCode::Network, "this platform has no global fetch"))?;
+        Ok(FetchClient { fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None })
+    }
+
+    pub fn with_signal(&self, signal: Option<AbortSignal>) -> FetchClient {
+        FetchClient { signal, ..self.clone() }
+    }
+}
+
+fn js_error_to_core(e: JsValue, url: &str) -> Error {
+    let name = Reflect::get(&e, &"name".into()).ok().and_then(|n| n.as_string()).unwrap_or_default();
+    let msg = Reflect::get(&e, &"message".into()).ok().and_then(|n| n.as_string()).unwrap_or_else(|| format!("{e:?}"));
+    if name == "AbortError" {
+        return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
+    }
+    Error::new(ErrorCode::Network, format!("{url}: fetch failed ({msg}); a CORS refusal or an unreachable host looks like this"))
+}
+
+impl HttpClient for FetchClient {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        let init = Object::new();
+        let headers = Object::new();
+        for (k, v) in self.headers.iter() {
+            Reflect::set(&headers, &k.into(), &v.into()).ok();
+        }
+        if let Some(r) = &req.range {
+            Reflect::set(&headers, &"Range".into(), &r.into()).ok();
+            // Chrome serialises concurrent range reads of one URL through its cache otherwise.
+            Reflect::set(&init, &"cache".into(), &"no-store".into()).ok();
+        }
+        let method = match req.method {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+        };
+        Reflect::set(&init, &"method".into(), &method.into()).ok();
+        Reflect::set(&init, &"headers".into(), &headers).ok();
+        if let Some(s) = &self.signal {
+            Reflect::set(&init, &"signal".into(), s).ok();
+        }
+        let p = self.fetch.call2(&self.this, &req.url.into(), &init).map_err(|e| js_error_to_core(e, req.url))?;
+        let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
+        let resp = JsFuture::from(p).await.map_err(|e| js_error_to_core(e, req.url))?;
+        let resp: web_sys::Response = resp
+            .dyn_into()
+            .map_err(|_| Error::new(ErrorCode::Network, format!("{}: fetch did not resolve to a Response", req.url)))?;
+        let h = resp.headers();
+        let content_range = h.get("content-range").ok().flatten();
+        let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
+        let status = resp.status();
+        let body = if req.method == Method::Get {
+            let buf = resp.array_buffer().map_err(|e| js_error_to_core(e, req.url))?;
+            let buf = JsFuture::from(buf).await.map_err(|e| js_error_to_core(e, req.url))?;
+            Uint8Array::new(&buf).to_vec()
+        } else {
+            Vec::new()
+        };
+        Ok(Response { status, content_range, content_length, body })
+    }
+
+    fn is_aborted(&self) -> bool {
+        self.signal.as_ref().is_some_and(AbortSignal::aborted)
+    }
+}
+
+fn to_js(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    err.set_name("ShardfetchError");
+    Reflect::set(&err, &"code".into(), &e.code.as_str().into()).ok();
+    if let Some(s) = e.status {
+        Reflect::set(&err, &"status".into(), &s.into()).ok();
+    }
+    err.into()
+}
+
+fn set(o: &Object, k: &str, v: impl Into<JsValue>) {
+    Reflect::set(o, &k.into(), &v.into()).ok();
+}
+
+fn numbers(v: &[u64]) -> Array {
+    v.iter().map(|&x| JsValue::from(x as f64)).collect()
+}
+
+fn json_to_js(m: &Map<String, Value>) -> JsValue {
+    let text = serde_json::to_string(m).unwrap_or_else(|_| "{}".into());
+    js_sys::JSON::parse(&text).unwrap_or_else(|_| Object::new().into())
+}
+
+fn get(o: &JsValue, k: &str) -> Option<JsValue> {
+    Reflect::get(o, &k.into()).ok().filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// A non-negative integer that a JS number represents exactly.
+fn index_of(v: &JsValue, what: &str) -> Result<u64> {
+    match v.as_f64() {
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9007199254740991.0 => Ok(x as u64),
+        _ => Err(Error::new(ErrorCode::InvalidSelection, format!("{what} must be a non-negative integer, got {v:?}"))),
+    }
+}
+
+fn parse_options(options: &JsValue) -> Result<(FetchClient, Config, Option<AbortSignal>)> {
+    let mut client = FetchClient::global().ok();
+    if let Some(f) = get(options, "fetch") {
+        let f: Function = f.dyn_into().map_err(|_| Error::new(ErrorCode::InvalidSelection, "options.fetch must be a function"))?;
+        client = Some(FetchClient { fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None });
+    }
+    let mut client = client.ok_or_else(|| Error::new(ErrorCode::Network, "no fetch: pass options.fetch"))?;
+    if let Some(h) = get(options, "headers") {
+        let mut headers = Vec::new();
+        for e in Object::entries(&Object::from(h)).iter() {
+            let e = Array::from(&e);
+            if let (Some(k), Some(v)) = (e.get(0).as_string(), e.get(1).as_string()) {
+                headers.push((k, v));
+            }
+        }
+        client.headers = Rc::new(headers);
+    }
+    let mut config = Config::default();
+    if let Some(b) = get(options, "cacheBytes").and_then(|b| b.as_f64()) {
+        config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
+    }
+    config.treat403_as_missing = get(options, "treat403AsMissing").and_then(|b| b.as_bool()).unwrap_or(false);
+    let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
+    Ok((client, config, signal))
+}
+
+/// Open the array or group at `url`: resolves to a `WasmArray` or a `WasmGroup`.
+#[wasm_bindgen(js_name = openNode)]
+pub fn open_node(url: String, options: JsValue) -> Promise {
+    future_to_promise(async move {
+        let (client, config, signal) = parse_options(&options).map_err(to_js)?;
+        let opening = client.with_signal(signal);
+        match array::open(&opening, &url, config).await.map_err(to_js)? {
+            Opened::Array(a) => Ok(WasmArray { inner: Rc::new(a), client }.into()),
+            Opened::Group { url, attributes } => Ok(WasmGroup { url, attributes }.into()),
+        }
+    })
+}
+
+#[wasm_bindgen]
+pub struct WasmGroup {
+    url: String,
+    attributes: Map<String, Value>,
+}
+
+#[wasm_bindgen]
+impl WasmGroup {
+    pub fn meta(&self) -> JsValue {
+        let o = Object::new();
+        set(&o, "url", self.url.as_str());
+        set(&o, "attributes", json_to_js(&self.attributes));
+        o.into()
+    }
+}
+
+#[wasm_bindgen]
+pub struct WasmArray {
+    inner: Rc<ZarrArray>,
+    client: FetchClient,
+}
+
+fn fill_to_js(dtype: DataType, v: Scalar) -> JsValue {
+    match (dtype, v) {
+        (_, Scalar::Bool(b)) => b.into(),
+        (DataType::Int64, Scalar::Int(i)) => js_sys::BigInt::from(i).into(),
+        (DataType::UInt64, Scalar::UInt(u)) => js_sys::BigInt::from(u).into(),
+        (_, Scalar::Int(i)) => (i as f64).into(),
+        (_, Scalar::UInt(u)) => (u as f64).into(),
+        (_, Scalar::Float(f)) => f.into(),
+    }
+}
+
+fn chunk_to_js(c: Chunk) -> JsValue {
+    let o = Object::new();
+    set(&o, "bytes", Uint8Array::from(&c.bytes[..]));
+    set(&o, "shape", numbers(&c.shape));
+    set(&o, "stride", numbers(&c.stride));
+    o.into()
+}
+
+#[wasm_bindgen]
+impl WasmArray {
+    pub fn meta(&self) -> JsValue {
+        let a = &self.inner;
+        let o = Object::new();
+        set(&o, "url", a.url());
+        set(&o, "shape", numbers(&a.meta.shape));
+        set(&o, "dtype", a.dtype().name());
+        set(&o, "chunkShape", numbers(a.chunk_shape()));
+        set(&o, "shardShape", a.shard_shape().map_or(JsValue::NULL, |s| numbers(s).into()));
+        set(&o, "fillValue", fill_to_js(a.dtype(), a.meta.fill_value.value));
+        set(&o, "attributes", json_to_js(&a.meta.attributes));
+        let names = a.meta.dimension_names.as_ref().map_or(JsValue::NULL, |n| {
+            n.iter().map(|x| x.as_deref().map_or(JsValue::NULL, JsValue::from)).collect::<Array>().into()
+        });
+        set(&o, "dimensionNames", names);
+        o.into()
+    }
+
+    /// Counters of this array's network use.
+    pub fn stats(&self) -> JsValue {
+        let s = self.inner.source().stats();
+        let o = Object::new();
+        set(&o, "requests", s.requests as f64);
+        set(&o, "bytes", s.bytes as f64);
+        set(&o, "indexHits", s.index_hits as f64);
+        set(&o, "indexFetches", s.index_fetches as f64);
+        o.into()
+    }
+
+    #[wasm_bindgen(js_name = getChunk)]
+    pub fn get_chunk(&self, coords: JsValue, signal: Option<AbortSignal>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+        future_to_promise(async move {
+            let coords: Vec<u64> = match coords.dyn_ref::<Array>() {
+                Some(arr) => arr.iter().map(|v| index_of(&v, "chunk coordinate")).collect::<Result<_>>(),
+                None => Err(Error::new(ErrorCode::InvalidSelection, "chunk coordinates must be an array")),
+            }
+            .map_err(|e| to_js(e.at(a.url())))?;
+            a.chunk(&c, &coords).await.map(chunk_to_js).map_err(to_js)
+        })
+    }
+
+    pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+        future_to_promise(async move {
+            let sel = parse_selection(&selection, a.meta.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
+            a.region(&c, &sel).await.map(chunk_to_js).map_err(to_js)
+        })
+    }
+}
+
+fn parse_selection(v: &JsValue, ndim: usize) -> Result<Vec<Sel>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(alloc::vec![Sel::All; ndim]);
+    }
+    let arr = v.dyn_ref::<Array>().ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "selection must be an array"))?;
+    arr.iter()
+        .map(|s| {
+            if s.is_null() || s.is_undefined() {
+                Ok(Sel::All)
+            } else if let Some(pair) = s.dyn_ref::<Array>() {
+                if pair.length() != 2 {
+                    return Err(Error::new(ErrorCode::InvalidSelection, "a range is [start, stop]"));
+                }
+                Ok(Sel::Range(index_of(&pair.get(0), "range start")?, index_of(&pair.get(1), "range stop")?))
+            } else {
+                Ok(Sel::Index(index_of(&s, "selection index")?))
+            }
+        })
+        .collect()
+}
+

@@ -1,0 +1,417 @@
+//! Native tests of the core over the committed fixtures, through an in-memory HTTP client
+//! that can also behave like the servers that bite (see FORMAT-NOTES "HTTP behaviour").
+mod common;
+
+use common::{check_case, check_group, parse_manifest, Case};
+use futures_executor::block_on;
+use shardfetch::core::array::{open, Opened, ZarrArray};
+use shardfetch::core::http::{HttpClient, Method, Request, Response};
+use shardfetch::core::selection::Sel;
+use shardfetch::core::source::Config;
+use shardfetch::core::{Error, ErrorCode, Result};
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+const BASE: &str = "mem://fixtures";
+
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Mode {
+    #[default]
+    Normal,
+    IgnoreRange,
+    NoSuffix416,
+    NoSuffix400,
+    NoContentRange,
+    /// Suffix refused and HEAD without Content-Length.
+    NoSuffixNoLength,
+    Forbid403,
+    Always500,
+}
+
+type Patch = Box<dyn Fn(&str, Vec<u8>) -> Vec<u8>>;
+
+#[derive(Default)]
+struct FileClient {
+    mode: Mode,
+    patch: Option<Patch>,
+    log: RefCell<Vec<(Method, String, Option<String>)>>,
+    yields: Cell<bool>,
+}
+
+/// Pending once, so that concurrent reads really overlap.
+struct YieldOnce(bool);
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            return Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+impl FileClient {
+    fn new(mode: Mode) -> Self {
+        FileClient { mode, ..Default::default() }
+    }
+    fn requests(&self) -> usize {
+        self.log.borrow().len()
+    }
+    fn reset(&self) {
+        self.log.borrow_mut().clear();
+    }
+}
+
+impl HttpClient for FileClient {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        self.log.borrow_mut().push((req.method, req.url.to_string(), req.range.clone()));
+        if self.yields.get() {
+            YieldOnce(false).await;
+        }
+        let rel = req.url.strip_prefix(BASE).ok_or_else(|| Error::new(ErrorCode::Network, "bad host"))?;
+        let status = |s: u16| Ok(Response { status: s, ..Default::default() });
+        if self.mode == Mode::Always500 {
+            return status(500);
+        }
+        let Ok(mut body) = std::fs::read(root().join(rel.trim_start_matches('/'))) else {
+            return status(if self.mode == Mode::Forbid403 { 403 } else { 404 });
+        };
+        if let Some(p) = &self.patch {
+            body = p(rel, body);
+        }
+        let size = body.len() as u64;
+        let no_length = self.mode == Mode::NoSuffixNoLength;
+        if req.method == Method::Head {
+            return Ok(Response { status: 200, content_length: (!no_length).then_some(size), ..Default::default() });
+        }
+        let Some(range) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
+            return Ok(Response { status: 200, content_length: Some(size), body, ..Default::default() });
+        };
+        if self.mode == Mode::IgnoreRange {
+            return Ok(Response { status: 200, content_length: Some(size), body, ..Default::default() });
+        }
+        let (a, b) = range.split_once('-').unwrap();
+        let (start, end) = if a.is_empty() {
+            match self.mode {
+                Mode::NoSuffix416 | Mode::NoSuffixNoLength => return status(416),
+                Mode::NoSuffix400 => return status(400),
+                _ => {}
+            }
+            let n: u64 = b.parse().unwrap();
+            (size.saturating_sub(n), size)
+        } else {
+            let a: u64 = a.parse().unwrap();
+            let b: u64 = if b.is_empty() { size - 1 } else { b.parse().unwrap() };
+            if a >= size {
+                return status(416);
+            }
+            (a, (b + 1).min(size))
+        };
+        let content_range = (self.mode != Mode::NoContentRange).then(|| format!("bytes {start}-{}/{size}", end - 1));
+        Ok(Response {
+            status: 206,
+            content_range,
+            content_length: (!no_length).then_some(end - start),
+            body: body[start as usize..end as usize].to_vec(),
+        })
+    }
+}
+
+fn manifest() -> (Vec<Case>, Vec<serde_json::Value>) {
+    parse_manifest(&std::fs::read(root().join("manifest.json")).unwrap())
+}
+
+fn case(name: &str) -> Case {
+    manifest().0.into_iter().find(|c| c.name == name).unwrap()
+}
+
+fn open_array(c: &FileClient, path: &str, config: Config) -> Result<ZarrArray> {
+    match block_on(open(c, &format!("{BASE}/data/{path}"), config))? {
+        Opened::Array(a) => Ok(a),
+        Opened::Group { .. } => panic!("{path} is a group"),
+    }
+}
+
+#[test]
+fn every_fixture_reads_like_its_writer_wrote_it() {
+    let (cases, groups) = manifest();
+    assert!(cases.len() >= 30, "only {} cases", cases.len());
+    let c = FileClient::new(Mode::Normal);
+    let failures: Vec<String> = cases.iter().filter_map(|k| block_on(check_case(&c, BASE, k)).err()).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    for g in &groups {
+        block_on(check_group(&c, BASE, g)).unwrap();
+    }
+}
+
+#[test]
+fn fixtures_read_through_misbehaving_servers() {
+    let cases: Vec<Case> = manifest().0.into_iter().filter(|c| c.shard_shape.is_some()).collect();
+    assert!(cases.len() >= 8);
+    for mode in [Mode::IgnoreRange, Mode::NoSuffix416, Mode::NoSuffix400, Mode::NoContentRange] {
+        let c = FileClient::new(mode);
+        for k in &cases {
+            block_on(check_case(&c, BASE, k)).unwrap_or_else(|e| panic!("mode {}: {e}", mode as u8));
+        }
+    }
+}
+
+#[test]
+fn cold_chunk_is_two_requests_warm_is_one() {
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    block_on(a.chunk(&c, &[0, 0])).unwrap();
+    let log = c.log.borrow().clone();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert!(log[0].2.as_deref().unwrap().starts_with("bytes=-"), "index by suffix range: {log:?}");
+    assert!(log.iter().all(|r| r.0 == Method::Get), "no HEAD: {log:?}");
+    c.reset();
+    block_on(a.chunk(&c, &[0, 2])).unwrap(); // (0, 1) is an empty inner chunk: no request at all
+    assert_eq!(c.requests(), 1);
+    c.reset();
+    block_on(a.chunk(&c, &[0, 1])).unwrap();
+    assert_eq!(c.requests(), 0, "an empty inner chunk needs no request once the index is known");
+    assert_eq!(a.source().stats().index_fetches, 1);
+}
+
+#[test]
+fn start_index_is_one_head_range() {
+    let c = FileClient::new(Mode::Normal);
+    // Some inner chunks are empty (one request: the index); a present one takes two.
+    let counts: Vec<usize> = (0..4)
+        .map(|x| {
+            let a = open_array(&c, "ts/shard_start_nocrc", Config::default()).unwrap();
+            c.reset();
+            block_on(a.chunk(&c, &[1, x])).unwrap();
+            let log = c.log.borrow();
+            assert_eq!(log[0].2.as_deref(), Some("bytes=0-255"), "{log:?}");
+            log.len()
+        })
+        .collect();
+    assert!(counts.contains(&2) && counts.iter().all(|&n| n <= 2), "{counts:?}");
+}
+
+#[test]
+fn nested_shard_reads_only_the_innermost_chunk() {
+    let k = case("ts_nested_shard");
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, &k.path, Config::default()).unwrap();
+    // Find a present innermost chunk, then read a cold one: outer index, sub-shard index, chunk.
+    let grid = a.grid();
+    let mut done = false;
+    for y in 0..grid[0] {
+        for x in 0..grid[1] {
+            let fresh = open_array(&c, &k.path, Config::default()).unwrap();
+            c.reset();
+            block_on(fresh.chunk(&c, &[y, x])).unwrap();
+            if c.requests() == 3 {
+                let log = c.log.borrow();
+                assert!(log.iter().all(|r| r.2.is_some()), "every read is a range: {log:?}");
+                done = true;
+                break;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    assert!(done, "no cold read took outer index + sub-shard index + chunk");
+}
+
+#[test]
+fn concurrent_reads_share_one_index_fetch() {
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    c.yields.set(true);
+    let (x, y) = block_on(futures_util::future::join(a.chunk(&c, &[0, 0]), a.chunk(&c, &[0, 2])));
+    x.unwrap();
+    y.unwrap();
+    let suffixes = c.log.borrow().iter().filter(|r| r.2.as_deref().is_some_and(|r| r.starts_with("bytes=-"))).count();
+    assert_eq!(suffixes, 1, "{:?}", c.log.borrow());
+    assert_eq!(c.requests(), 3);
+}
+
+#[test]
+fn missing_shard_is_fill_and_asked_once() {
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    // Shard c/0/1 is absent (generator checks it); its first inner chunk column is 64/16 = 4.
+    let inner = a.chunk_shape()[1];
+    let shard = a.shard_shape().unwrap()[1];
+    let col = shard / inner;
+    c.reset();
+    let ch = block_on(a.chunk(&c, &[0, col])).unwrap();
+    assert!(ch.bytes.iter().all(|&b| b == 0));
+    assert_eq!(c.requests(), 1);
+    block_on(a.chunk(&c, &[1, col])).unwrap();
+    assert_eq!(c.requests(), 1, "a known-missing shard is not asked again");
+}
+
+#[test]
+fn server_ignoring_range_sends_each_shard_once() {
+    let c = FileClient::new(Mode::IgnoreRange);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    for x in 0..4 {
+        block_on(a.chunk(&c, &[0, x])).unwrap();
+    }
+    assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
+}
+
+#[test]
+fn refused_suffix_falls_back_to_head_once_per_server() {
+    let c = FileClient::new(Mode::NoSuffix416);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    block_on(a.chunk(&c, &[0, 0])).unwrap();
+    let kinds: Vec<(Method, bool)> = c.log.borrow().iter().map(|r| (r.0, r.2.is_some())).collect();
+    assert_eq!(kinds, [(Method::Get, true), (Method::Head, false), (Method::Get, true), (Method::Get, true)]);
+    c.reset();
+    block_on(a.chunk(&c, &[4, 0])).unwrap(); // another shard: no second suffix attempt
+    let kinds: Vec<Method> = c.log.borrow().iter().map(|r| r.0).collect();
+    assert_eq!(kinds, [Method::Head, Method::Get, Method::Get]);
+}
+
+#[test]
+fn no_content_length_never_fetches_a_whole_object() {
+    let c = FileClient::new(Mode::NoSuffixNoLength);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::HttpError);
+    assert!(e.message.contains("c/0/0"), "{}", e.message);
+    assert!(c.log.borrow().iter().all(|r| r.0 == Method::Head || r.2.is_some()), "{:?}", c.log.borrow());
+}
+
+#[test]
+fn forbidden_is_an_error_unless_asked_otherwise() {
+    let c = FileClient::new(Mode::Forbid403);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    let e = block_on(a.chunk(&c, &[0, 4])).unwrap_err();
+    assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(403)));
+    let a = open_array(&c, "zp/shard_gzip_end", Config { treat403_as_missing: true, ..Config::default() }).unwrap();
+    block_on(a.chunk(&c, &[0, 4])).unwrap();
+    let e = block_on(open(&FileClient::new(Mode::Always500), &format!("{BASE}/data/zp/shard_gzip_end"), Config::default())).err().unwrap();
+    assert_eq!(e.code, ErrorCode::HttpError);
+    assert!(e.message.contains("zarr.json") && e.message.contains("500"), "{}", e.message);
+    let e = block_on(open(&c, &format!("{BASE}/data/nowhere"), Config::default())).err().unwrap();
+    assert_eq!(e.code, ErrorCode::HttpError); // 403 for a missing zarr.json too
+}
+
+#[test]
+fn corrupt_shards_are_typed_errors() {
+    let flip_index: Patch = Box::new(|p, mut b| {
+        if p.ends_with("c/0/0") {
+            let n = b.len();
+            b[n - 10] ^= 0xff;
+        }
+        b
+    });
+    let c = FileClient { patch: Some(flip_index), ..Default::default() };
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
+    assert!(e.message.contains("c/0/0"), "{}", e.message);
+
+    let truncate: Patch = Box::new(|p, b| if p.ends_with("c/0/0") { b[b.len() / 2..].to_vec() } else { b });
+    let c = FileClient { patch: Some(truncate), ..Default::default() };
+    let a = open_array(&c, "ts/shard_start_nocrc", Config::default()).unwrap();
+    let e = block_on(a.region(&c, &[Sel::All, Sel::All])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
+
+    let flip_chunk: Patch = Box::new(|p, mut b| {
+        if p.ends_with("c/0/0") {
+            b[20] ^= 0x55;
+        }
+        b
+    });
+    let c = FileClient { patch: Some(flip_chunk), ..Default::default() };
+    let a = open_array(&c, "zp/gzip_crc32c", Config::default()).unwrap();
+    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
+}
+
+#[test]
+fn metadata_errors_are_typed() {
+    let patch = |text: &'static str| -> Patch { Box::new(move |p, b| if p.ends_with("zarr.json") { text.as_bytes().to_vec() } else { b }) };
+    for (text, code) in [
+        ("{not json", ErrorCode::InvalidMetadata),
+        (r#"{"zarr_format":2}"#, ErrorCode::InvalidMetadata),
+        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"},{"name":"lz5"}]}"#, ErrorCode::UnsupportedCodec),
+        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"int128","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::UnsupportedDataType),
+        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[0]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::InvalidMetadata),
+        (r#"{"zarr_format":3,"node_type":"array","shape":[4e9,4e9],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::InvalidMetadata),
+        (r#"{"zarr_format":3,"node_type":"array","shape":[4000000000,4000000000],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::TooLarge),
+    ] {
+        let c = FileClient { patch: Some(patch(text)), ..Default::default() };
+        let e = block_on(open(&c, &format!("{BASE}/data/zp/shard_gzip_end"), Config::default())).err().unwrap();
+        assert_eq!(e.code, code, "{text}: {e}");
+        assert!(e.message.contains("zp/shard_gzip_end/zarr.json"), "{}", e.message);
+    }
+    let e = block_on(open(&FileClient::default(), &format!("{BASE}/data/nowhere"), Config::default())).err().unwrap();
+    assert_eq!(e.code, ErrorCode::NotFound);
+}
+
+#[test]
+fn selections_out_of_bounds_are_errors() {
+    let c = FileClient::default();
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    assert_eq!(block_on(a.chunk(&c, &[99, 0])).unwrap_err().code, ErrorCode::InvalidSelection);
+    assert_eq!(block_on(a.chunk(&c, &[0])).unwrap_err().code, ErrorCode::InvalidSelection);
+    assert_eq!(block_on(a.region(&c, &[Sel::Range(0, 1000), Sel::All])).unwrap_err().code, ErrorCode::InvalidSelection);
+    let empty = block_on(a.region(&c, &[Sel::Range(3, 3), Sel::All])).unwrap();
+    assert_eq!(empty.shape[0], 0);
+}
+
+/// Random corruption of every file of sharded arrays: errors are fine, panics are not.
+#[test]
+fn random_corruption_never_panics() {
+    let cases = ["zp/shard_gzip_end", "ts/nested_shard", "ts/shard_start_nocrc", "zp/shard_i64_start", "zp/shard_transpose_u8"];
+    let mut seed = 0x2545f4914f6cdd1du64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut errors = 0;
+    for round in 0..300 {
+        let path = cases[round % cases.len()];
+        let (r1, r2, r3) = (next(), next(), next());
+        let patch: Patch = Box::new(move |_, mut b| {
+            if !b.is_empty() {
+                for k in 0..(r3 % 4 + 1) {
+                    let i = ((r1.wrapping_add(k * 7919)) % b.len() as u64) as usize;
+                    b[i] ^= (r2 >> (8 * k)) as u8 | 1;
+                }
+                if r3 % 7 == 0 {
+                    b.truncate((r1 % b.len() as u64) as usize);
+                }
+            }
+            b
+        });
+        let c = FileClient { patch: Some(patch), ..Default::default() };
+        match block_on(open(&c, &format!("{BASE}/data/{path}"), Config::default())) {
+            Ok(Opened::Array(a)) => {
+                let all = vec![Sel::All; a.meta.shape.len()];
+                if block_on(a.region(&c, &all)).is_err() {
+                    errors += 1;
+                }
+            }
+            Ok(Opened::Group { .. }) => {}
+            Err(_) => errors += 1,
+        }
+    }
+    assert!(errors > 50, "corruption should mostly be detected: {errors}");
+}
