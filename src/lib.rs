@@ -12,6 +12,6 @@ extern crate std;
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+pub mod wasm;
 #[cfg(target_arch = "wasm32")]
 pub use wasm::FetchClient;
