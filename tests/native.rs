@@ -415,3 +415,25 @@ fn random_corruption_never_panics() {
     }
     assert!(errors > 50, "corruption should mostly be detected: {errors}");
 }
+
+/// A server whose Content-Range lies must give an error, not a panic or wrong data.
+#[test]
+fn lying_content_range_is_corrupt() {
+    struct Liar;
+    impl HttpClient for Liar {
+        async fn send(&self, req: Request<'_>) -> Result<Response> {
+            if req.url.ends_with("zarr.json") {
+                let body = std::fs::read(root().join("data/zp/shard_gzip_end/zarr.json")).unwrap();
+                return Ok(Response { status: 200, body, ..Default::default() });
+            }
+            let n = 16 * 16 + 4;
+            let content_range = Some(format!("bytes {}-{}/{}", u64::MAX, u64::MAX, u64::MAX));
+            Ok(Response { status: 206, content_range, content_length: None, body: vec![0; n] })
+        }
+    }
+    let a = match block_on(open(&Liar, "mem://x/a", Config::default())).unwrap() {
+        Opened::Array(a) => a,
+        _ => unreachable!(),
+    };
+    assert_eq!(block_on(a.chunk(&Liar, &[0, 0])).unwrap_err().code, ErrorCode::CorruptShard);
+}

@@ -128,7 +128,8 @@ impl Source {
                                 if total < n {
                                     return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
                                 }
-                                if b + 1 != total || b + 1 - a != n || r.body.len() as u64 != n {
+                                let end = b.checked_add(1);
+                                if end != Some(total) || end.and_then(|e| e.checked_sub(a)) != Some(n) || r.body.len() as u64 != n {
                                     return Err(short(url, "suffix range answer does not match the request"));
                                 }
                                 return Ok(Some(Fetched { bytes: r.body, object_size: Some(total) }));
