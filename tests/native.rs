@@ -136,7 +136,7 @@ fn case(name: &str) -> Case {
 
 fn open_array(c: &FileClient, path: &str, config: Config) -> Result<ZarrArray> {
     match block_on(open(c, &format!("{BASE}/data/{path}"), config))? {
-        Opened::Array(a) => Ok(a),
+        Opened::Array(a) => Ok(*a),
         Opened::Group { .. } => panic!("{path} is a group"),
     }
 }
@@ -302,7 +302,10 @@ fn forbidden_is_an_error_unless_asked_otherwise() {
     assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(403)));
     let a = open_array(&c, "zp/shard_gzip_end", Config { treat403_as_missing: true, ..Config::default() }).unwrap();
     block_on(a.chunk(&c, &[0, 4])).unwrap();
-    let e = block_on(open(&FileClient::new(Mode::Always500), &format!("{BASE}/data/zp/shard_gzip_end"), Config::default())).err().unwrap();
+    let e =
+        block_on(open(&FileClient::new(Mode::Always500), &format!("{BASE}/data/zp/shard_gzip_end"), Config::default()))
+            .err()
+            .unwrap();
     assert_eq!(e.code, ErrorCode::HttpError);
     assert!(e.message.contains("zarr.json") && e.message.contains("500"), "{}", e.message);
     let e = block_on(open(&c, &format!("{BASE}/data/nowhere"), Config::default())).err().unwrap();
@@ -344,15 +347,32 @@ fn corrupt_shards_are_typed_errors() {
 
 #[test]
 fn metadata_errors_are_typed() {
-    let patch = |text: &'static str| -> Patch { Box::new(move |p, b| if p.ends_with("zarr.json") { text.as_bytes().to_vec() } else { b }) };
+    let patch = |text: &'static str| -> Patch {
+        Box::new(move |p, b| if p.ends_with("zarr.json") { text.as_bytes().to_vec() } else { b })
+    };
     for (text, code) in [
         ("{not json", ErrorCode::InvalidMetadata),
         (r#"{"zarr_format":2}"#, ErrorCode::InvalidMetadata),
-        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"},{"name":"lz5"}]}"#, ErrorCode::UnsupportedCodec),
-        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"int128","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::UnsupportedDataType),
-        (r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[0]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::InvalidMetadata),
-        (r#"{"zarr_format":3,"node_type":"array","shape":[4e9,4e9],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::InvalidMetadata),
-        (r#"{"zarr_format":3,"node_type":"array","shape":[4000000000,4000000000],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#, ErrorCode::TooLarge),
+        (
+            r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"},{"name":"lz5"}]}"#,
+            ErrorCode::UnsupportedCodec,
+        ),
+        (
+            r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"int128","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#,
+            ErrorCode::UnsupportedDataType,
+        ),
+        (
+            r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[0]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#,
+            ErrorCode::InvalidMetadata,
+        ),
+        (
+            r#"{"zarr_format":3,"node_type":"array","shape":[4e9,4e9],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#,
+            ErrorCode::InvalidMetadata,
+        ),
+        (
+            r#"{"zarr_format":3,"node_type":"array","shape":[4000000000,4000000000],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[4000000000,4000000000]}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#,
+            ErrorCode::TooLarge,
+        ),
     ] {
         let c = FileClient { patch: Some(patch(text)), ..Default::default() };
         let e = block_on(open(&c, &format!("{BASE}/data/zp/shard_gzip_end"), Config::default())).err().unwrap();
@@ -377,7 +397,8 @@ fn selections_out_of_bounds_are_errors() {
 /// Random corruption of every file of sharded arrays: errors are fine, panics are not.
 #[test]
 fn random_corruption_never_panics() {
-    let cases = ["zp/shard_gzip_end", "ts/nested_shard", "ts/shard_start_nocrc", "zp/shard_i64_start", "zp/shard_transpose_u8"];
+    let cases =
+        ["zp/shard_gzip_end", "ts/nested_shard", "ts/shard_start_nocrc", "zp/shard_i64_start", "zp/shard_transpose_u8"];
     let mut seed = 0x2545f4914f6cdd1du64;
     let mut next = move || {
         seed ^= seed << 13;
@@ -432,7 +453,7 @@ fn lying_content_range_is_corrupt() {
         }
     }
     let a = match block_on(open(&Liar, "mem://x/a", Config::default())).unwrap() {
-        Opened::Array(a) => a,
+        Opened::Array(a) => *a,
         _ => unreachable!(),
     };
     assert_eq!(block_on(a.chunk(&Liar, &[0, 0])).unwrap_err().code, ErrorCode::CorruptShard);

@@ -49,17 +49,22 @@ async fn exported_api_and_errors() {
     let meta = Reflect::get(&arr, &"meta".into()).unwrap().dyn_into::<Function>().unwrap().call0(&arr).unwrap();
     assert_eq!(Reflect::get(&meta, &"dtype".into()).unwrap().as_string().unwrap(), "uint16");
 
-    let chunk = call(&arr, "getChunk", &[js_sys::Array::of2(&0.into(), &0.into()).into(), JsValue::UNDEFINED]).await.unwrap();
+    let chunk =
+        call(&arr, "getChunk", &[js_sys::Array::of2(&0.into(), &0.into()).into(), JsValue::UNDEFINED]).await.unwrap();
     let bytes: js_sys::Uint8Array = Reflect::get(&chunk, &"bytes".into()).unwrap().dyn_into().unwrap();
     assert_eq!(bytes.length(), 16 * 16 * 2);
 
     for (path, code) in [("data/nowhere", "NotFound"), ("data/zp/shard_gzip_end/c", "NotFound")] {
-        let e = JsFuture::from(shardfetch::wasm::open_node(format!("{}/{path}", base()), Object::new().into())).await.unwrap_err();
+        let e = JsFuture::from(shardfetch::wasm::open_node(format!("{}/{path}", base()), Object::new().into()))
+            .await
+            .unwrap_err();
         assert_eq!(Reflect::get(&e, &"code".into()).unwrap().as_string().unwrap(), code);
         let msg = Reflect::get(&e, &"message".into()).unwrap().as_string().unwrap();
         assert!(msg.contains(path), "{msg}");
     }
-    let bad = call(&arr, "getChunk", &[js_sys::Array::of2(&99.into(), &0.into()).into(), JsValue::UNDEFINED]).await.unwrap_err();
+    let bad = call(&arr, "getChunk", &[js_sys::Array::of2(&99.into(), &0.into()).into(), JsValue::UNDEFINED])
+        .await
+        .unwrap_err();
     assert_eq!(Reflect::get(&bad, &"code".into()).unwrap().as_string().unwrap(), "InvalidSelection");
     let bad = call(&arr, "getChunk", &[JsValue::from(1.5), JsValue::UNDEFINED]).await.unwrap_err();
     assert_eq!(Reflect::get(&bad, &"code".into()).unwrap().as_string().unwrap(), "InvalidSelection");

@@ -5,8 +5,9 @@ use super::error::{checked_bytes, err, Error, ErrorCode, Result};
 use super::http::{ByteRange, HttpClient};
 use super::locate::IndexFormat;
 use super::metadata::{ArrayMetadata, Node};
-use super::selection::{copy_box, for_each_index, Region, Sel};
+use super::selection::{copy_box, for_each_index, Place, Region, Sel};
 use super::source::{Config, Source};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -28,7 +29,7 @@ pub struct Chunk {
 }
 
 pub enum Opened {
-    Array(ZarrArray),
+    Array(Box<ZarrArray>),
     Group { url: String, attributes: Map<String, Value> },
 }
 
@@ -45,13 +46,14 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, config: Config) -> Result<Ope
     let (base, query) = split_url(url);
     let meta_url = format!("{base}/zarr.json{query}");
     let source = Rc::new(Source::new(config));
-    let text = source
-        .read(c, &meta_url, ByteRange::Full)
-        .await?
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{meta_url}: not found (no Zarr v3 array or group here)")))?;
+    let text = source.read(c, &meta_url, ByteRange::Full).await?.ok_or_else(|| {
+        Error::new(ErrorCode::NotFound, format!("{meta_url}: not found (no Zarr v3 array or group here)"))
+    })?;
     match Node::parse(&text.bytes).map_err(|e| e.at(&meta_url))? {
         Node::Group { attributes } => Ok(Opened::Group { url: base, attributes }),
-        Node::Array(meta) => Ok(Opened::Array(ZarrArray::new(base, query, meta, source).map_err(|e| e.at(&meta_url))?)),
+        Node::Array(meta) => {
+            Ok(Opened::Array(Box::new(ZarrArray::new(base, query, meta, source).map_err(|e| e.at(&meta_url))?)))
+        }
     }
 }
 
@@ -113,7 +115,10 @@ impl ZarrArray {
     fn check_coords(&self, coords: &[u64]) -> Result<()> {
         let grid = self.grid();
         if coords.len() != grid.len() || coords.iter().zip(&grid).any(|(c, g)| c >= g) {
-            return err(ErrorCode::InvalidSelection, format!("{}: chunk {coords:?} is outside the chunk grid {grid:?}", self.url));
+            return err(
+                ErrorCode::InvalidSelection,
+                format!("{}: chunk {coords:?} is outside the chunk grid {grid:?}", self.url),
+            );
         }
         Ok(())
     }
@@ -125,7 +130,8 @@ impl ZarrArray {
         let url = self.key_url(&outer);
         let mut path: Vec<(&dyn IndexFormat, u64)> = Vec::with_capacity(self.levels.len());
         for (sharding, shard_shape) in &self.levels {
-            let local: Vec<u64> = origin.iter().zip(shard_shape).zip(&sharding.chunk_shape).map(|((o, s), c)| (o % s) / c).collect();
+            let local: Vec<u64> =
+                origin.iter().zip(shard_shape).zip(&sharding.chunk_shape).map(|((o, s), c)| (o % s) / c).collect();
             path.push((sharding as &dyn IndexFormat, sharding.position(&local)));
         }
         let Some(encoded) = self.source.read_chunk(c, &url, &path).await? else { return Ok(None) };
@@ -177,12 +183,20 @@ impl ZarrArray {
             let origin: Vec<u64> = coords.iter().zip(&self.chunk_shape).map(|(c, s)| c * s).collect();
             let shape = self.clipped(&coords);
             let lo: Vec<u64> = origin.iter().zip(&region.start).map(|(o, a)| *o.max(a)).collect();
-            let hi: Vec<u64> = (origin.iter().zip(&shape)).zip(&region.stop).map(|((o, s), b)| (o + s).min(*b)).collect();
+            let hi: Vec<u64> =
+                (origin.iter().zip(&shape)).zip(&region.stop).map(|((o, s), b)| (o + s).min(*b)).collect();
             let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
             let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
             let dst_at: u64 = lo.iter().zip(&region.start).zip(&out_strides).map(|((l, a), s)| (l - a) * s).sum();
-            copy_box(&d.bytes, src_at, &d.strides, &mut out, dst_at, &out_strides, &ext, elem)
-                .map_err(|e| e.at(&self.key_url(&coords)))?;
+            copy_box(
+                &d.bytes,
+                Place { at: src_at, strides: &d.strides },
+                &mut out,
+                Place { at: dst_at, strides: &out_strides },
+                &ext,
+                elem,
+            )
+            .map_err(|e| e.at(&self.key_url(&coords)))?;
         }
         let shape = region.out_shape();
         let stride = c_strides(&shape);

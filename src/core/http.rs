@@ -41,7 +41,10 @@ pub trait HttpClient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ByteRange {
     Full,
-    Range { offset: u64, len: u64 },
+    Range {
+        offset: u64,
+        len: u64,
+    },
     /// The last `n` bytes.
     Suffix(u64),
 }

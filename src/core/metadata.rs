@@ -98,7 +98,10 @@ impl Node {
         match o.get("zarr_format") {
             Some(f) if f.as_u64() == Some(3) => {}
             Some(Value::String(s)) if s.contains("protocol/core/3.0") => {
-                return err(ErrorCode::UnsupportedFormat, "the draft v3 storage-transformer layout is not supported yet")
+                return err(
+                    ErrorCode::UnsupportedFormat,
+                    "the draft v3 storage-transformer layout is not supported yet",
+                )
             }
             other => return invalid(format!("zarr_format must be 3, found {}", other.unwrap_or(&Value::Null))),
         }
@@ -143,7 +146,9 @@ impl ArrayMetadata {
                 match name {
                     "default" => KeyEncoding::Default { separator: sep.unwrap_or('/') },
                     "v2" => KeyEncoding::V2 { separator: sep.unwrap_or('.') },
-                    other => return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_key_encoding {other:?}")),
+                    other => {
+                        return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_key_encoding {other:?}"))
+                    }
                 }
             }
         };
@@ -176,7 +181,16 @@ impl ArrayMetadata {
             Some(_) => return invalid("dimension_names must be a list"),
         };
 
-        Ok(ArrayMetadata { shape, data_type, chunk_shape, key_encoding, fill_value, codecs, attributes, dimension_names })
+        Ok(ArrayMetadata {
+            shape,
+            data_type,
+            chunk_shape,
+            key_encoding,
+            fill_value,
+            codecs,
+            attributes,
+            dimension_names,
+        })
     }
 }
 

@@ -25,7 +25,10 @@ pub struct Region {
 impl Region {
     pub fn new(sel: &[Sel], shape: &[u64]) -> Result<Region> {
         if sel.len() != shape.len() {
-            return err(ErrorCode::InvalidSelection, format!("selection has {} axes, the array {}", sel.len(), shape.len()));
+            return err(
+                ErrorCode::InvalidSelection,
+                format!("selection has {} axes, the array {}", sel.len(), shape.len()),
+            );
         }
         let mut r = Region { start: Vec::new(), stop: Vec::new(), keep: Vec::new() };
         for (axis, (&s, &n)) in sel.iter().zip(shape).enumerate() {
@@ -33,7 +36,12 @@ impl Region {
                 Sel::All => (0, n, true),
                 Sel::Index(i) if i < n => (i, i + 1, false),
                 Sel::Range(a, b) if a <= b && b <= n => (a, b, true),
-                _ => return err(ErrorCode::InvalidSelection, format!("selection {s:?} is out of bounds for axis {axis} of length {n}")),
+                _ => {
+                    return err(
+                        ErrorCode::InvalidSelection,
+                        format!("selection {s:?} is out of bounds for axis {axis} of length {n}"),
+                    )
+                }
             };
             r.start.push(a);
             r.stop.push(b);
@@ -74,18 +82,16 @@ pub fn for_each_index(shape: &[u64], mut f: impl FnMut(&[u64])) {
     }
 }
 
-/// Copy the box `extent` of elements from `src` (starting at element `src_at`, with element
-/// strides `src_strides`) into `dst` (at `dst_at`, strides `dst_strides`).
-pub fn copy_box(
-    src: &[u8],
-    src_at: u64,
-    src_strides: &[u64],
-    dst: &mut [u8],
-    dst_at: u64,
-    dst_strides: &[u64],
-    extent: &[u64],
-    elem: usize,
-) -> Result<()> {
+/// Where a box starts in a buffer (in elements) and the buffer's element strides.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'a> {
+    pub at: u64,
+    pub strides: &'a [u64],
+}
+
+/// Copy the box `extent` of `elem`-byte elements from `src` at `from` into `dst` at `to`.
+pub fn copy_box(src: &[u8], from: Place, dst: &mut [u8], to: Place, extent: &[u64], elem: usize) -> Result<()> {
+    let (src_at, src_strides, dst_at, dst_strides) = (from.at, from.strides, to.at, to.strides);
     let n = extent.len();
     let (outer, last) = if n == 0 { (&[][..], 1) } else { (&extent[..n - 1], extent[n - 1]) };
     let (ss, ds) = if n == 0 { (1, 1) } else { (src_strides[n - 1], dst_strides[n - 1]) };
@@ -133,7 +139,8 @@ mod tests {
         // Copy a transposed 2x3 source into a 2x3 C-order destination.
         let src = [0u8, 3, 1, 4, 2, 5];
         let mut dst = [9u8; 6];
-        copy_box(&src, 0, &[1, 2], &mut dst, 0, &[3, 1], &[2, 3], 1).unwrap();
+        copy_box(&src, Place { at: 0, strides: &[1, 2] }, &mut dst, Place { at: 0, strides: &[3, 1] }, &[2, 3], 1)
+            .unwrap();
         assert_eq!(dst, [0, 1, 2, 3, 4, 5]);
     }
 }

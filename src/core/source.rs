@@ -82,7 +82,13 @@ impl Source {
         self.stats.set(s);
     }
 
-    async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<super::http::Response> {
+    async fn send<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<String>,
+    ) -> Result<super::http::Response> {
         if c.is_aborted() {
             return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
         }
@@ -124,12 +130,16 @@ impl Source {
                         Status::Missing => return Ok(None),
                         Status::Whole => return self.keep_whole(url, r.body, range).map(Some),
                         Status::Partial => {
-                            if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
+                            if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range)
+                            {
                                 if total < n {
                                     return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
                                 }
                                 let end = b.checked_add(1);
-                                if end != Some(total) || end.and_then(|e| e.checked_sub(a)) != Some(n) || r.body.len() as u64 != n {
+                                if end != Some(total)
+                                    || end.and_then(|e| e.checked_sub(a)) != Some(n)
+                                    || r.body.len() as u64 != n
+                                {
                                     return Err(short(url, "suffix range answer does not match the request"));
                                 }
                                 return Ok(Some(Fetched { bytes: r.body, object_size: Some(total) }));

@@ -49,7 +49,10 @@ fn js_error_to_core(e: JsValue, url: &str) -> Error {
     if name == "AbortError" {
         return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
     }
-    Error::new(ErrorCode::Network, format!("{url}: fetch failed ({msg}); a CORS refusal or an unreachable host looks like this"))
+    Error::new(
+        ErrorCode::Network,
+        format!("{url}: fetch failed ({msg}); a CORS refusal or an unreachable host looks like this"),
+    )
 }
 
 impl HttpClient for FetchClient {
@@ -136,7 +139,8 @@ fn index_of(v: &JsValue, what: &str) -> Result<u64> {
 fn parse_options(options: &JsValue) -> Result<(FetchClient, Config, Option<AbortSignal>)> {
     let mut client = FetchClient::global().ok();
     if let Some(f) = get(options, "fetch") {
-        let f: Function = f.dyn_into().map_err(|_| Error::new(ErrorCode::InvalidSelection, "options.fetch must be a function"))?;
+        let f: Function =
+            f.dyn_into().map_err(|_| Error::new(ErrorCode::InvalidSelection, "options.fetch must be a function"))?;
         client = Some(FetchClient { fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None });
     }
     let mut client = client.ok_or_else(|| Error::new(ErrorCode::Network, "no fetch: pass options.fetch"))?;
@@ -166,7 +170,7 @@ pub fn open_node(url: String, options: JsValue) -> Promise {
         let (client, config, signal) = parse_options(&options).map_err(to_js)?;
         let opening = client.with_signal(signal);
         match array::open(&opening, &url, config).await.map_err(to_js)? {
-            Opened::Array(a) => Ok(WasmArray { inner: Rc::new(a), client }.into()),
+            Opened::Array(a) => Ok(WasmArray { inner: Rc::from(a), client }.into()),
             Opened::Group { url, attributes } => Ok(WasmGroup { url, attributes }.into()),
         }
     })
@@ -269,7 +273,8 @@ fn parse_selection(v: &JsValue, ndim: usize) -> Result<Vec<Sel>> {
     if v.is_undefined() || v.is_null() {
         return Ok(alloc::vec![Sel::All; ndim]);
     }
-    let arr = v.dyn_ref::<Array>().ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "selection must be an array"))?;
+    let arr =
+        v.dyn_ref::<Array>().ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "selection must be an array"))?;
     arr.iter()
         .map(|s| {
             if s.is_null() || s.is_undefined() {
@@ -285,4 +290,3 @@ fn parse_selection(v: &JsValue, ndim: usize) -> Result<Vec<Sel>> {
         })
         .collect()
 }
-

@@ -70,8 +70,12 @@ fn same(dtype: &str, a: &[u8], b: &[u8]) -> bool {
             let nan = |x: &[u8]| u16::from_le_bytes([x[0], x[1]]) & 0x7fff > 0x7c00;
             nan(a) && nan(b)
         }
-        "float32" => f32::from_le_bytes(a.try_into().unwrap()).is_nan() && f32::from_le_bytes(b.try_into().unwrap()).is_nan(),
-        "float64" => f64::from_le_bytes(a.try_into().unwrap()).is_nan() && f64::from_le_bytes(b.try_into().unwrap()).is_nan(),
+        "float32" => {
+            f32::from_le_bytes(a.try_into().unwrap()).is_nan() && f32::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
+        "float64" => {
+            f64::from_le_bytes(a.try_into().unwrap()).is_nan() && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
+        }
         _ => false,
     }
 }
@@ -87,7 +91,14 @@ fn elem_size(dtype: &str) -> usize {
 
 /// Compare `got` (a box of the array starting at `origin`) with the expected full array.
 /// `dims` maps each axis of `got` to an array axis (dropped axes are fixed at `origin`).
-fn compare(case: &Case, expected: &[u8], got: &Chunk, origin: &[u64], dims: &[usize], what: &str) -> Result<(), String> {
+fn compare(
+    case: &Case,
+    expected: &[u8],
+    got: &Chunk,
+    origin: &[u64],
+    dims: &[usize],
+    what: &str,
+) -> Result<(), String> {
     let e = elem_size(&case.dtype);
     let full = c_strides(&case.shape);
     let mut err = None;
@@ -111,7 +122,7 @@ fn compare(case: &Case, expected: &[u8], got: &Chunk, origin: &[u64], dims: &[us
 
 async fn open_array<C: HttpClient>(c: &C, url: &str) -> Result<ZarrArray, String> {
     match open(c, url, Config::default()).await.map_err(|e| e.to_string())? {
-        Opened::Array(a) => Ok(a),
+        Opened::Array(a) => Ok(*a),
         Opened::Group { .. } => Err(format!("{url} opened as a group")),
     }
 }
@@ -129,8 +140,12 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     }
     let fill = format!("{:?}", a.meta.fill_value.value);
     let fill_ok = match a.meta.fill_value.value {
-        shardfetch::core::dtype::Scalar::Float(f) if f.is_nan() => case.fill.contains("NaN") || case.fill.starts_with("0x"),
-        shardfetch::core::dtype::Scalar::Float(f) => case.fill.parse::<f64>().ok() == Some(f) || (f.is_infinite() && case.fill.contains("Infinity")),
+        shardfetch::core::dtype::Scalar::Float(f) if f.is_nan() => {
+            case.fill.contains("NaN") || case.fill.starts_with("0x")
+        }
+        shardfetch::core::dtype::Scalar::Float(f) => {
+            case.fill.parse::<f64>().ok() == Some(f) || (f.is_infinite() && case.fill.contains("Infinity"))
+        }
         shardfetch::core::dtype::Scalar::Int(i) => case.fill == i.to_string(),
         shardfetch::core::dtype::Scalar::UInt(u) => case.fill == u.to_string(),
         shardfetch::core::dtype::Scalar::Bool(b) => case.fill == b.to_string(),
@@ -158,7 +173,13 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     // Regions: everything; a window crossing chunk (and shard) edges; an index on axis 0.
     let mut sels: Vec<Vec<Sel>> = vec![vec![Sel::All; ndim]];
     if ndim > 0 {
-        sels.push(case.shape.iter().zip(&case.chunk_shape).map(|(&s, &c)| Sel::Range((c / 2).min(s), (c * 3 / 2 + 1).min(s))).collect());
+        sels.push(
+            case.shape
+                .iter()
+                .zip(&case.chunk_shape)
+                .map(|(&s, &c)| Sel::Range((c / 2).min(s), (c * 3 / 2 + 1).min(s)))
+                .collect(),
+        );
         let mut idx = vec![Sel::All; ndim];
         idx[0] = Sel::Index(case.shape[0] - 1);
         sels.push(idx);
@@ -166,8 +187,16 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     }
     for sel in sels {
         let got = a.region(c, &sel).await.map_err(|e| format!("{n}: region {sel:?}: {e}"))?;
-        let origin: Vec<u64> = sel.iter().map(|s| match s { Sel::All => 0, Sel::Index(i) => *i, Sel::Range(a, _) => *a }).collect();
-        let dims: Vec<usize> = sel.iter().enumerate().filter(|(_, s)| !matches!(s, Sel::Index(_))).map(|(i, _)| i).collect();
+        let origin: Vec<u64> = sel
+            .iter()
+            .map(|s| match s {
+                Sel::All => 0,
+                Sel::Index(i) => *i,
+                Sel::Range(a, _) => *a,
+            })
+            .collect();
+        let dims: Vec<usize> =
+            sel.iter().enumerate().filter(|(_, s)| !matches!(s, Sel::Index(_))).map(|(i, _)| i).collect();
         compare(case, &expected, &got, &origin, &dims, &format!("region {sel:?}"))?;
     }
     Ok(())

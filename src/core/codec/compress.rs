@@ -37,8 +37,9 @@ pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         return bad("truncated stream");
     }
     let body = &data[pos..data.len() - 8];
-    let out = miniz_oxide::inflate::decompress_to_vec_with_limit(body, limit)
-        .map_err(|e| crate::core::Error::new(ErrorCode::CorruptChunk, format!("gzip: {:?} (or larger than {limit} bytes)", e.status)))?;
+    let out = miniz_oxide::inflate::decompress_to_vec_with_limit(body, limit).map_err(|e| {
+        crate::core::Error::new(ErrorCode::CorruptChunk, format!("gzip: {:?} (or larger than {limit} bytes)", e.status))
+    })?;
     let t = &data[data.len() - 4..];
     let isize = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
     if isize != out.len() as u32 {
@@ -74,7 +75,10 @@ pub fn verify_crc32c(data: &[u8], stored: &[u8]) -> Result<()> {
     let stored = u32::from_le_bytes([stored[0], stored[1], stored[2], stored[3]]);
     let actual = crc32c::crc32c(data);
     if stored != actual {
-        return err(ErrorCode::ChecksumMismatch, format!("crc32c mismatch: stored {stored:#010x}, computed {actual:#010x}"));
+        return err(
+            ErrorCode::ChecksumMismatch,
+            format!("crc32c mismatch: stored {stored:#010x}, computed {actual:#010x}"),
+        );
     }
     Ok(())
 }
@@ -99,7 +103,8 @@ mod tests {
         assert_eq!(gunzip(b"not gzip at all, clearly", 100).unwrap_err().code, ErrorCode::CorruptChunk);
         // `python3 -c "import gzip,sys; sys.stdout.buffer.write(gzip.compress(b'a'*1000, mtime=0))"`
         let gz: [u8; 29] = [
-            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4b, 0x4c, 0x1c, 0x05, 0xa3, 0x60, 0x14, 0x0c, 0x77, 0x00, 0x00, 0x03, 0xda, 0x38, 0x9a, 0xe8, 0x03, 0x00, 0x00,
+            0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0x4b, 0x4c, 0x1c, 0x05, 0xa3, 0x60, 0x14, 0x0c,
+            0x77, 0x00, 0x00, 0x03, 0xda, 0x38, 0x9a, 0xe8, 0x03, 0x00, 0x00,
         ];
         assert_eq!(gunzip(&gz, 1000).unwrap(), [b'a'; 1000]);
         assert!(gunzip(&gz, 999).is_err());

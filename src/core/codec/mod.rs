@@ -48,9 +48,7 @@ fn unsupported<T>(name: &str, why: &str) -> Result<T> {
 impl CodecChain {
     /// Parse `codecs` applied to chunks of `shape`.
     pub fn parse(v: &Value, shape: &[u64]) -> Result<CodecChain> {
-        let list = v
-            .as_array()
-            .ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "codecs must be a list"))?;
+        let list = v.as_array().ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "codecs must be a list"))?;
         let mut transposes = Vec::new();
         let mut a2b: Option<(String, Option<&Map<String, Value>>)> = None;
         let mut bytes_codecs = Vec::new();
@@ -62,7 +60,13 @@ impl CodecChain {
                 "gzip" | "zstd" | "crc32c" => 2,
                 other => return unsupported(other, ""),
             };
-            let have = if !bytes_codecs.is_empty() { 2 } else if a2b.is_some() { 1 } else { 0 };
+            let have = if !bytes_codecs.is_empty() {
+                2
+            } else if a2b.is_some() {
+                1
+            } else {
+                0
+            };
             if stage < have || (stage == 1 && a2b.is_some()) {
                 return Err(Error::new(ErrorCode::InvalidMetadata, format!("codec {name:?} is out of order")));
             }
@@ -74,10 +78,14 @@ impl CodecChain {
                 _ => a2b = Some((name.into(), conf)),
             }
         }
-        let (name, conf) = a2b.ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "codecs need an array->bytes codec (\"bytes\")"))?;
+        let (name, conf) =
+            a2b.ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "codecs need an array->bytes codec (\"bytes\")"))?;
         if name == "sharding_indexed" {
             if !transposes.is_empty() || !bytes_codecs.is_empty() {
-                return unsupported("sharding_indexed", " combined with other codecs around it (no partial reads possible)");
+                return unsupported(
+                    "sharding_indexed",
+                    " combined with other codecs around it (no partial reads possible)",
+                );
             }
             return Ok(CodecChain::Sharded(Box::new(Sharding::parse(conf, shape)?)));
         }
@@ -129,7 +137,10 @@ pub(crate) fn parse_endian(conf: Option<&Map<String, Value>>) -> Result<bool> {
         Some(v) => match v.as_str() {
             Some("little") => Ok(false),
             Some("big") => Ok(true),
-            _ => Err(Error::new(ErrorCode::InvalidMetadata, format!("bytes endian must be \"little\" or \"big\", found {v}"))),
+            _ => Err(Error::new(
+                ErrorCode::InvalidMetadata,
+                format!("bytes endian must be \"little\" or \"big\", found {v}"),
+            )),
         },
     }
 }
@@ -139,12 +150,17 @@ fn parse_transpose(conf: Option<&Map<String, Value>>, ndim: usize) -> Result<Vec
     let perm: Vec<usize> = match order {
         Some(Value::String(s)) if s == "C" => (0..ndim).collect(),
         Some(Value::String(s)) if s == "F" => (0..ndim).rev().collect(),
-        Some(v @ Value::Array(_)) => shape_of(Some(v), "transpose order", true)?.into_iter().map(|x| x as usize).collect(),
+        Some(v @ Value::Array(_)) => {
+            shape_of(Some(v), "transpose order", true)?.into_iter().map(|x| x as usize).collect()
+        }
         _ => return Err(Error::new(ErrorCode::InvalidMetadata, "transpose needs an \"order\"")),
     };
     let mut seen = alloc::vec![false; ndim];
     if perm.len() != ndim || perm.iter().any(|&i| i >= ndim || core::mem::replace(&mut seen[i], true)) {
-        return Err(Error::new(ErrorCode::InvalidMetadata, format!("transpose order {perm:?} is not a permutation of {ndim} axes")));
+        return Err(Error::new(
+            ErrorCode::InvalidMetadata,
+            format!("transpose order {perm:?} is not a permutation of {ndim} axes"),
+        ));
     }
     Ok(perm)
 }
@@ -156,7 +172,9 @@ mod tests {
 
     #[test]
     fn transpose_is_a_stride_change() {
-        let chain = CodecChain::parse(&json!([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}]), &[2, 3]).unwrap();
+        let chain =
+            CodecChain::parse(&json!([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}]), &[2, 3])
+                .unwrap();
         // Encoded array is 3x2 (the transpose of [[0,1,2],[3,4,5]]) = [[0,3],[1,4],[2,5]].
         let d = chain.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3], 1).unwrap();
         assert_eq!(d.strides, [1, 2]);
@@ -176,7 +194,10 @@ mod tests {
         let p = |v| CodecChain::parse(&v, &[4]).unwrap_err().code;
         assert_eq!(p(json!([{"name":"gzip"},{"name":"bytes"}])), ErrorCode::InvalidMetadata);
         assert_eq!(p(json!([{"name":"blosc2"}])), ErrorCode::UnsupportedCodec);
-        assert_eq!(p(json!([{"name":"transpose","configuration":{"order":[1]}},{"name":"bytes"}])), ErrorCode::InvalidMetadata);
+        assert_eq!(
+            p(json!([{"name":"transpose","configuration":{"order":[1]}},{"name":"bytes"}])),
+            ErrorCode::InvalidMetadata
+        );
         assert_eq!(p(json!([])), ErrorCode::InvalidMetadata);
     }
 }

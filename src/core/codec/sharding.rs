@@ -27,7 +27,9 @@ impl Sharding {
         let conf = conf.ok_or_else(|| invalid("needs a configuration".into()))?;
         let chunk_shape = shape_of(conf.get("chunk_shape"), "sharding_indexed chunk_shape", false)?;
         if chunk_shape.len() != shard_shape.len() || chunk_shape.iter().zip(shard_shape).any(|(c, s)| s % c != 0) {
-            return Err(invalid(format!("inner chunk shape {chunk_shape:?} does not divide the shard shape {shard_shape:?}")));
+            return Err(invalid(format!(
+                "inner chunk shape {chunk_shape:?} does not divide the shard shape {shard_shape:?}"
+            )));
         }
         let chunks_per_shard: Vec<u64> = shard_shape.iter().zip(&chunk_shape).map(|(s, c)| s / c).collect();
         let n_chunks = chunks_per_shard.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
@@ -44,7 +46,10 @@ impl Sharding {
             [("bytes", c), ("crc32c", _)] => (super::parse_endian(*c)?, true),
             _ => {
                 let list: Vec<&str> = names.iter().map(|n| n.0).collect();
-                return err(ErrorCode::UnsupportedCodec, format!("unsupported index_codecs {list:?} (expected bytes, optionally crc32c)"));
+                return err(
+                    ErrorCode::UnsupportedCodec,
+                    format!("unsupported index_codecs {list:?} (expected bytes, optionally crc32c)"),
+                );
             }
         };
         let index_at_start = match conf.get("index_location").map(|v| v.as_str()) {
@@ -76,11 +81,15 @@ impl IndexFormat for Sharding {
 
     fn decode(&self, bytes: &[u8], region: Region) -> Result<ShardIndex> {
         if bytes.len() as u64 != self.index_len() {
-            return err(ErrorCode::CorruptShard, format!("shard index has {} bytes, expected {}", bytes.len(), self.index_len()));
+            return err(
+                ErrorCode::CorruptShard,
+                format!("shard index has {} bytes, expected {}", bytes.len(), self.index_len()),
+            );
         }
         let n = (self.n_chunks * 16) as usize;
         if self.index_crc {
-            verify_crc32c(&bytes[..n], &bytes[n..]).map_err(|e| Error::new(e.code, format!("shard index {}", e.message)))?;
+            verify_crc32c(&bytes[..n], &bytes[n..])
+                .map_err(|e| Error::new(e.code, format!("shard index {}", e.message)))?;
         }
         let word = |c: &[u8]| {
             let b = [c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]];
