@@ -1,0 +1,486 @@
+/**
+ * shardfetch: read Zarr v3 arrays (including `sharding_indexed` ones) from static HTTP storage.
+ *
+ * Works without a bundler in a plain `<script type="module">`, in (module) Web Workers and in
+ * Node >= 20. The WebAssembly module is loaded on first use.
+ *
+ * @packageDocumentation
+ */
+
+import init, { openNode, WasmArray, WasmGroup } from "./wasm/shardfetch.js";
+import type { WasmArrayMeta, WasmChunk, WasmOptions } from "./wasm/shardfetch.js";
+
+// ---------------------------------------------------------------------------------------------
+// Public types
+// ---------------------------------------------------------------------------------------------
+
+/** Error codes carried by {@link ShardfetchError.code}. */
+export type ErrorCode =
+  | "NotFound"
+  | "HttpError"
+  | "Network"
+  | "InvalidMetadata"
+  | "UnsupportedCodec"
+  | "UnsupportedDataType"
+  | "ChecksumMismatch"
+  | "CorruptShard"
+  | "Aborted"
+  | "InvalidSelection"
+  | "NotAnArray"
+  | "Closed"
+  | "Internal"
+  | "Unknown"
+  // Codes added by newer versions of the wasm core stay representable.
+  | (string & {});
+
+/** Data types an array can have. */
+export type DataType =
+  | "bool"
+  | "int8"
+  | "int16"
+  | "int32"
+  | "int64"
+  | "uint8"
+  | "uint16"
+  | "uint32"
+  | "uint64"
+  | "float16"
+  | "float32"
+  | "float64";
+
+/**
+ * Structural type of a `Float16Array` (ES2025); declared here so that the typings do not need a
+ * `lib` that has it.
+ */
+export interface Float16ArrayLike extends ArrayLike<number> {
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  readonly byteLength: number;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+/** The typed arrays a read can return (see {@link ShardedArray.get} for the mapping). */
+export type TypedArray =
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array
+  | Float16ArrayLike;
+
+/**
+ * One item per axis: `null` selects the whole axis, an integer selects one index (the axis is
+ * dropped from the result), `[start, stop]` selects the half-open range `start <= i < stop`.
+ */
+export type SelectionItem = null | number | readonly [number, number];
+export type Selection = readonly SelectionItem[];
+
+/** Result of {@link ShardedArray.getChunk} and {@link ShardedArray.get}. */
+export interface ChunkResult<T extends TypedArray = TypedArray> {
+  /**
+   * The values. Element `(i0, i1, ...)` is `data[i0 * stride[0] + i1 * stride[1] + ...]`.
+   * `data` may hold more elements than `prod(shape)` (edge chunks keep the full chunk's stride).
+   */
+  data: T;
+  /** Shape of the result (clipped to the array for edge chunks). */
+  shape: number[];
+  /** Strides in elements (not bytes). */
+  stride: number[];
+}
+
+/** Options for {@link open} and {@link openArray}. */
+export interface OpenOptions {
+  /** Extra request headers (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+  /** A custom `fetch` used for every request (defaults to the global `fetch`). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Aborts opening the node (reads take their own `signal`, see {@link ReadOptions}). */
+  signal?: AbortSignal;
+  /** Path of the node under the given store URL (joined with exactly one `/`). */
+  path?: string;
+  /** Byte budget of the in-memory cache (shard indexes, small objects). */
+  cacheBytes?: number;
+  /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */
+  treat403AsMissing?: boolean;
+}
+
+/** Options of a single read. */
+export interface ReadOptions {
+  signal?: AbortSignal;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** Every error thrown or rejected by this package. */
+export class ShardfetchError extends Error {
+  readonly code: ErrorCode;
+  readonly url?: string;
+  readonly status?: number;
+
+  constructor(code: ErrorCode, message: string, extra: { url?: string; status?: number; cause?: unknown } = {}) {
+    super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
+    this.name = "ShardfetchError";
+    this.code = code;
+    if (extra.url !== undefined) this.url = extra.url;
+    if (extra.status !== undefined) this.status = extra.status;
+  }
+}
+
+function toError(e: unknown): ShardfetchError {
+  if (e instanceof ShardfetchError) return e;
+  if (e !== null && typeof e === "object") {
+    const o = e as { code?: unknown; message?: unknown; url?: unknown; status?: unknown; name?: unknown };
+    const message = typeof o.message === "string" ? o.message : String(e);
+    const extra = {
+      url: typeof o.url === "string" ? o.url : undefined,
+      status: typeof o.status === "number" ? o.status : undefined,
+      cause: e,
+    };
+    if (typeof o.code === "string" && o.code !== "") return new ShardfetchError(o.code, message, extra);
+    if (o.name === "AbortError" || o.name === "TimeoutError") return new ShardfetchError("Aborted", message, extra);
+    if (e instanceof TypeError && /fetch|network/i.test(message)) return new ShardfetchError("Network", message, extra);
+    return new ShardfetchError("Internal", message, extra);
+  }
+  return new ShardfetchError("Unknown", String(e));
+}
+
+function abortedError(signal: AbortSignal): ShardfetchError {
+  const reason: unknown = signal.reason;
+  const detail = reason instanceof Error ? `: ${reason.message}` : "";
+  return new ShardfetchError("Aborted", `operation aborted${detail}`, { cause: reason });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wasm initialisation (memoised)
+// ---------------------------------------------------------------------------------------------
+
+let ready: Promise<void> | undefined;
+
+function isNode(): boolean {
+  return typeof process !== "undefined" && typeof process.versions?.node === "string";
+}
+
+async function initWasm(): Promise<void> {
+  const wasmUrl = new URL("./wasm/shardfetch_bg.wasm", import.meta.url);
+  if (isNode() && wasmUrl.protocol === "file:") {
+    // Node's fetch cannot read file: URLs; hand the bytes to wasm-bindgen instead.
+    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ "node:fs/promises");
+    const bytes = await fs.readFile(wasmUrl);
+    await init({ module_or_path: bytes });
+  } else {
+    await init({ module_or_path: wasmUrl });
+  }
+}
+
+/**
+ * Load and instantiate the WebAssembly module. Called automatically on first use; call it
+ * yourself to start loading early. Safe to call many times.
+ */
+export function initialize(): Promise<void> {
+  if (!ready) {
+    ready = initWasm().catch((e: unknown) => {
+      ready = undefined; // allow a retry (e.g. after a network error)
+      throw new ShardfetchError("Internal", `failed to load the shardfetch WebAssembly module: ${errorMessage(e)}`, {
+        cause: e,
+      });
+    });
+  }
+  return ready;
+}
+
+function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/** Join a base URL and a relative node path with exactly one "/"; no trailing slash. */
+function joinUrl(base: string, path?: string): string {
+  let url = base.replace(/\/+$/, "");
+  const p = (path ?? "").replace(/^\/+/, "").replace(/\/+$/, "");
+  if (p !== "") url = `${url}/${p}`;
+  return url;
+}
+
+function wasmOptions(options: OpenOptions): WasmOptions {
+  const o: WasmOptions = {};
+  if (options.headers !== undefined) o.headers = { ...options.headers };
+  if (options.fetch !== undefined) o.fetch = options.fetch;
+  if (options.signal !== undefined) o.signal = options.signal;
+  if (options.cacheBytes !== undefined) o.cacheBytes = options.cacheBytes;
+  if (options.treat403AsMissing !== undefined) o.treat403AsMissing = options.treat403AsMissing;
+  return o;
+}
+
+type TypedArrayCtor = {
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArray;
+  readonly BYTES_PER_ELEMENT: number;
+};
+
+function ctorFor(dtype: string): TypedArrayCtor {
+  switch (dtype) {
+    case "bool":
+    case "uint8":
+      return Uint8Array;
+    case "int8":
+      return Int8Array;
+    case "int16":
+      return Int16Array;
+    case "uint16":
+      return Uint16Array;
+    case "int32":
+      return Int32Array;
+    case "uint32":
+      return Uint32Array;
+    case "int64":
+      return BigInt64Array;
+    case "uint64":
+      return BigUint64Array;
+    case "float32":
+      return Float32Array;
+    case "float64":
+      return Float64Array;
+    case "float16": {
+      const F16 = (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array;
+      return F16 ?? Uint16Array;
+    }
+    default:
+      return Uint8Array;
+  }
+}
+
+function toResult(chunk: WasmChunk, ctor: TypedArrayCtor): ChunkResult {
+  let bytes = chunk.bytes;
+  const size = ctor.BYTES_PER_ELEMENT;
+  if (bytes.byteOffset % size !== 0) bytes = bytes.slice(); // defensive: realign (never expected)
+  const data = new ctor(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / size));
+  return { data, shape: Array.from(chunk.shape), stride: Array.from(chunk.stride) };
+}
+
+function checkSignal(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw abortedError(signal);
+}
+
+/** Reject as soon as `signal` aborts, even if the work (e.g. a custom fetch) ignores it. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Network counters of one array (see {@link ShardedArray.stats}). */
+export interface ArrayStats {
+  /** HTTP requests sent (GET and HEAD). */
+  requests: number;
+  /** Response body bytes received. */
+  bytes: number;
+  /** Shard-index lookups answered from the cache. */
+  indexHits: number;
+  /** Shard indexes fetched (including missing shards). */
+  indexFetches: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+// ---------------------------------------------------------------------------------------------
+
+/** An opened Zarr v3 array. */
+export class ShardedArray {
+  /** URL of the array's directory (no trailing slash). */
+  readonly url: string;
+  readonly shape: readonly number[];
+  readonly dtype: DataType;
+  /** Shape of the unit that is read: the inner chunk for sharded arrays. */
+  readonly chunkShape: readonly number[];
+  /** Shape of a shard (an object in storage), or `null` when the array is not sharded. */
+  readonly shardShape: readonly number[] | null;
+  /** int64/uint64 fill values are `bigint`, bool ones `boolean`, everything else `number`. */
+  readonly fillValue: number | bigint | boolean;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  readonly dimensionNames: readonly (string | null)[] | null;
+
+  #handle: WasmArray | null;
+  readonly #ctor: TypedArrayCtor;
+
+  /** @internal Use {@link openArray} or {@link open}. */
+  constructor(handle: unknown, wasmMeta: unknown) {
+    const meta = wasmMeta as WasmArrayMeta;
+    this.#handle = handle as WasmArray;
+    this.url = meta.url;
+    this.shape = Object.freeze(Array.from(meta.shape));
+    this.dtype = meta.dtype as DataType;
+    this.chunkShape = Object.freeze(Array.from(meta.chunkShape));
+    this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
+    this.fillValue = meta.fillValue;
+    this.attributes = meta.attributes ?? {};
+    this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
+    this.#ctor = ctorFor(meta.dtype);
+  }
+
+  /** Number of dimensions. */
+  get ndim(): number {
+    return this.shape.length;
+  }
+
+  #live(): WasmArray {
+    if (this.#handle === null) throw new ShardfetchError("Closed", `array ${this.url} was closed`);
+    return this.#handle;
+  }
+
+  /**
+   * Read one chunk (the inner chunk of a sharded array) by its grid coordinates.
+   *
+   * `data` is typed by `dtype`: bool → `Uint8Array` (0/1), int8 → `Int8Array`, uint8 →
+   * `Uint8Array`, int16/uint16/int32/uint32/float32/float64 → the matching typed array, int64 →
+   * `BigInt64Array`, uint64 → `BigUint64Array`, float16 → `Float16Array` where
+   * `globalThis.Float16Array` exists, otherwise a `Uint16Array` of the raw IEEE half bits.
+   *
+   * For edge chunks `shape` is clipped to the array while `stride` stays the full chunk's, so
+   * `data` may hold more elements than `prod(shape)`. Missing chunks read as the fill value.
+   */
+  async getChunk(coords: readonly number[], options: ReadOptions = {}): Promise<ChunkResult> {
+    const { signal } = options;
+    checkSignal(signal);
+    if (!Array.isArray(coords)) throw new ShardfetchError("InvalidSelection", "chunk coordinates must be an array");
+    await initialize();
+    checkSignal(signal);
+    try {
+      const chunk = await raceAbort(this.#live().getChunk(Array.from(coords), signal ?? null), signal);
+      return toResult(chunk, this.#ctor);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /**
+   * Read a selection (one item per axis, see {@link Selection}); integer items drop their axis.
+   * `data` is typed as for {@link getChunk}; the result is C-ordered by `stride`.
+   */
+  async get(selection: Selection, options: ReadOptions = {}): Promise<ChunkResult> {
+    const { signal } = options;
+    checkSignal(signal);
+    if (!Array.isArray(selection)) throw new ShardfetchError("InvalidSelection", "selection must be an array");
+    const sel = selection.map((s) => (s === undefined ? null : Array.isArray(s) ? [s[0], s[1]] : s)) as (
+      | null
+      | number
+      | [number, number]
+    )[];
+    await initialize();
+    checkSignal(signal);
+    try {
+      const chunk = await raceAbort(this.#live().get(sel, signal ?? null), signal);
+      return toResult(chunk, this.#ctor);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /** Requests, bytes and index-cache counters of this array since it was opened. */
+  stats(): ArrayStats {
+    return this.#live().stats() as ArrayStats;
+  }
+
+  /** Release the wasm-side resources now (otherwise they go with garbage collection). */
+  close(): void {
+    const h = this.#handle;
+    this.#handle = null;
+    h?.free();
+  }
+}
+
+/** An opened Zarr v3 group. */
+export class Group {
+  /** URL of the group's directory (no trailing slash). */
+  readonly url: string;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  readonly #options: OpenOptions;
+
+  /** @internal Use {@link open} or {@link Group.open}. */
+  constructor(url: string, attributes: Record<string, unknown>, options: OpenOptions) {
+    this.url = url;
+    this.attributes = attributes ?? {};
+    const { path: _path, ...rest } = options;
+    void _path;
+    this.#options = rest;
+  }
+
+  /** Open a child array (path relative to this group); options default to the group's. */
+  openArray(childPath: string, options: OpenOptions = {}): Promise<ShardedArray> {
+    return openArray(this.url, { ...this.#options, ...options, path: joinPath(childPath, options.path) });
+  }
+
+  /** Open a child node (path relative to this group); options default to the group's. */
+  open(childPath: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+    return open(this.url, { ...this.#options, ...options, path: joinPath(childPath, options.path) });
+  }
+}
+
+function joinPath(a: string, b?: string): string {
+  const x = a.replace(/^\/+|\/+$/g, "");
+  const y = (b ?? "").replace(/^\/+|\/+$/g, "");
+  return x === "" ? y : y === "" ? x : `${x}/${y}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------------------------
+
+/** Open the node (array or group) at `url` (+ `options.path`). */
+export async function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+  if (typeof url !== "string" && !((url as unknown) instanceof URL)) {
+    throw new ShardfetchError("InvalidSelection", "url must be a string");
+  }
+  const nodeUrl = joinUrl(String(url), options.path);
+  checkSignal(options.signal);
+  await initialize();
+  checkSignal(options.signal);
+  let node: WasmArray | WasmGroup;
+  try {
+    node = await openNode(nodeUrl, wasmOptions(options));
+  } catch (e) {
+    throw toError(e);
+  }
+  let meta: ReturnType<WasmArray["meta"]> | ReturnType<WasmGroup["meta"]>;
+  try {
+    meta = node.meta();
+  } catch (e) {
+    node.free();
+    throw toError(e);
+  }
+  if (node instanceof WasmArray || "shape" in meta) {
+    return new ShardedArray(node as WasmArray, meta as WasmArrayMeta);
+  }
+  // A group needs nothing from the wasm side once its metadata is read.
+  node.free();
+  return new Group(meta.url || nodeUrl, meta.attributes, options);
+}
+
+/** Open the array at `url` (+ `options.path`); a group there rejects with code `NotAnArray`. */
+export async function openArray(url: string, options: OpenOptions = {}): Promise<ShardedArray> {
+  const node = await open(url, options);
+  if (!(node instanceof ShardedArray)) {
+    throw new ShardfetchError("NotAnArray", `${node.url} is a group, not an array`, { url: node.url });
+  }
+  return node;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Build the npm package into pkg/: Rust → wasm32 → wasm-bindgen (--target web) → wasm-opt
+# (binaryen from npm, never Debian's) → TypeScript wrapper (pkg-template/src) → package files.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+bash scripts/ensure-tools.sh
+
+TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+WASM_IN="$TARGET_DIR/wasm32-unknown-unknown/release/shardfetch.wasm"
+OUT=pkg
+
+echo "[build] cargo build --lib --target wasm32-unknown-unknown --release"
+cargo build --lib --target wasm32-unknown-unknown --release
+
+echo "[build] wasm-bindgen --target web"
+rm -rf "$OUT"
+mkdir -p "$OUT/wasm"
+wasm-bindgen --target web --out-dir "$OUT/wasm" --out-name shardfetch "$WASM_IN"
+
+echo "[build] wasm-opt -O3"
+# Features: what rustc enables by default for wasm32-unknown-unknown (binaryen also reads the
+# module's target_features section). Keep in sync if rustc's defaults change.
+node_modules/.bin/wasm-opt -O3 \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  -o "$OUT/wasm/shardfetch_bg.wasm" "$OUT/wasm/shardfetch_bg.wasm"
+
+echo "[build] tsc (pkg-template/src → $OUT/)"
+node_modules/.bin/tsc -p pkg-template/tsconfig.json
+cp pkg-template/package.json pkg-template/README.md "$OUT/"
+
+echo "[build] verify the optimised module loads"
+node scripts/verify-wasm.mjs "$OUT"
+
+raw=$(wc -c < "$OUT/wasm/shardfetch_bg.wasm")
+gz=$(gzip -9 -c "$OUT/wasm/shardfetch_bg.wasm" | wc -c)
+echo "[build] done: $OUT/wasm/shardfetch_bg.wasm $raw bytes raw, $gz bytes gzipped"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Install what the build and tests need, skipping whatever is already present. Idempotent; works
+# unattended (CI=true, no stdin) on a fresh Debian 12 machine with rustup, cargo and Node 20.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+WASM_BINDGEN_VERSION=0.2.130
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+say() { printf '[ensure-tools] %s\n' "$*"; }
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo -n "$@"; fi
+}
+
+# 1. Rust target
+if ! command -v rustup >/dev/null 2>&1; then
+  say "ERROR: rustup not found (install Rust via rustup first)"; exit 1
+fi
+if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "rust target wasm32-unknown-unknown: present"
+else
+  say "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# 2. wasm-bindgen CLI (must match the wasm-bindgen crate version exactly; no --locked: its
+#    lockfile wants a crate version the registry lacks)
+have_bg="$(wasm-bindgen --version 2>/dev/null || true)"
+have_runner="$(command -v wasm-bindgen-test-runner || true)"
+if [ "$have_bg" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] && [ -n "$have_runner" ]; then
+  say "wasm-bindgen $WASM_BINDGEN_VERSION: present"
+else
+  say "cargo install wasm-bindgen-cli --version $WASM_BINDGEN_VERSION (had: ${have_bg:-none})"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+fi
+
+# 3. Chromium + chromedriver (Debian packages)
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  say "chromium + chromedriver: present"
+else
+  say "apt-get install chromium chromium-driver"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update </dev/null
+  as_root apt-get install -y --no-install-recommends chromium chromium-driver </dev/null
+fi
+
+# 4. npm dev dependencies (typescript, playwright-core, binaryen's wasm-opt)
+if ! command -v node >/dev/null 2>&1; then
+  say "ERROR: node not found (Node >= 20 is required)"; exit 1
+fi
+stamp=node_modules/.package-lock.json # rewritten by npm on every install
+if [ -f package-lock.json ]; then
+  if [ ! -d node_modules ] || [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] \
+     || [ ! -x node_modules/.bin/wasm-opt ] || [ ! -x node_modules/.bin/tsc ]; then
+    say "npm ci"
+    npm ci --no-audit --no-fund </dev/null
+    touch "$stamp"
+  else
+    say "node_modules: up to date"
+  fi
+else
+  if [ ! -d node_modules ] || [ ! -x node_modules/.bin/wasm-opt ]; then
+    say "npm install"
+    npm install --no-audit --no-fund </dev/null
+  else
+    say "node_modules: present"
+  fi
+fi

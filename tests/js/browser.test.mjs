@@ -1,0 +1,114 @@
+// Browser tests: the built package (pkg/) in headless Chromium, imported by a plain
+// <script type="module"> page (no bundler) and by a module Web Worker. The page is served by one
+// server and the fixtures by a second one (another port = another origin), so CORS, preflights
+// of Range requests and exposed headers are exercised. Run: node --test tests/js/
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+import { startServer } from "../server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const fixturesDir = path.join(repo, "tests/fixtures");
+const manifest = JSON.parse(fs.readFileSync(path.join(fixturesDir, "manifest.json"), "utf8"));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+let pageServer;
+let dataServer;
+let browser;
+
+before(async () => {
+  if (!fs.existsSync(path.join(repo, "pkg/index.js"))) throw new Error("pkg/index.js missing: run `npm run build` first");
+  pageServer = await startServer({ root: { "/": repo } });
+  dataServer = await startServer({
+    root: { "/fixtures": path.join(fixturesDir, "data"), "/fx": fixturesDir },
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await pageServer?.close();
+  await dataServer?.close();
+});
+
+/** Open browser.html with the given query and return its result object. */
+async function runPage(query, timeout = 240_000) {
+  const page = await browser.newPage();
+  const logs = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") logs.push(`console.${m.type()}: ${m.text()}`);
+  });
+  let pageError;
+  const failed = new Promise((_, reject) => {
+    pageError = reject;
+  });
+  failed.catch(() => {});
+  page.on("pageerror", (e) => {
+    logs.push(`pageerror: ${e.message}`);
+    pageError(new Error(`page error: ${e.message}`));
+  });
+  page.on("requestfailed", (r) => logs.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+  try {
+    const qs = new URLSearchParams({ data: dataServer.url, ...query }).toString();
+    await page.goto(`${pageServer.url}/tests/js/browser.html?${qs}`);
+    const handle = await Promise.race([
+      page.waitForFunction(() => window.__shardfetchResult, null, { timeout, polling: 200 }),
+      failed,
+    ]);
+    const result = await handle.jsonValue();
+    result.logs = logs;
+    return result;
+  } catch (e) {
+    e.message += `\nbrowser logs:\n${logs.join("\n")}`;
+    throw e;
+  } finally {
+    await page.close();
+  }
+}
+
+function report(r) {
+  return [...r.failures, ...(r.logs ?? []).slice(0, 20)].join("\n");
+}
+
+test("page (plain <script type=module>, cross-origin data): all fixtures", async (t) => {
+  dataServer.log.length = 0;
+  const r = await runPage({});
+  assert.ok(r.count > 0, `no case ran\n${report(r)}`);
+  for (const res of r.results ?? []) {
+    await t.test(`browser ${res.name}`, () => {
+      assert.ok(res.ok, res.failures.join("\n"));
+    });
+  }
+  assert.equal(r.count, manifest.cases.length + (manifest.groups?.length ?? 0), "not every case ran");
+  assert.equal(r.failed, 0, report(r));
+  // the data server really was another origin and answered range requests
+  assert.ok(dataServer.log.some((e) => e.status === 206), "no 206 answer from the data server");
+});
+
+test("module Web Worker: sharded cases", async () => {
+  const sharded = manifest.cases.filter((c) => c.features.includes("sharding")).map((c) => c.name);
+  const pick = [
+    sharded.find((n) => n === "zp_shard_gzip_end") ?? sharded[0],
+    sharded.find((n) => n === "ts_nested_shard"),
+    sharded.find((n) => n === "zp_shard_i64_start"),
+  ].filter(Boolean);
+  assert.ok(pick.length > 0, "no sharded case in the manifest");
+  const r = await runPage({ worker: "1", cases: pick.join(",") });
+  assert.equal(r.count, pick.length, `ran ${r.count} of ${pick.length}\n${report(r)}`);
+  assert.equal(r.where, "worker");
+  assert.equal(r.failed, 0, report(r));
+});

@@ -1,0 +1,423 @@
+// Checks the shardfetch public API against the fixture manifest (tests/fixtures/manifest.json).
+// Runs unchanged in Node and in browsers/workers: no imports, the caller passes the API module,
+// the fixture data base URL and a loader for the expected arrays.
+//
+//   const r = await checkFixtures(api, "http://host/fixtures", manifest, (rel) => bytes);
+//   // r = { passed, failed, failures: [string], count, results: [{name, ok, failures, checks}] }
+//
+// A "case" (array or group) passes when all its checks pass; `count` is the number of cases.
+// Options (5th argument): { cases: ["name", ...] } to run a subset, { groups: false } to skip
+// the group checks, { maxReports: 5 } failures reported per case.
+
+const ELEMENT_SIZE = {
+  bool: 1,
+  int8: 1,
+  uint8: 1,
+  int16: 2,
+  uint16: 2,
+  float16: 2,
+  int32: 4,
+  uint32: 4,
+  float32: 4,
+  int64: 8,
+  uint64: 8,
+  float64: 8,
+};
+
+const prod = (a) => a.reduce((x, y) => x * y, 1);
+const eqArr = (a, b) =>
+  Array.isArray(a) === Array.isArray(b) && (a == null || (a.length === b.length && a.every((x, i) => x === b[i])));
+const show = (v) => (typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" : JSON.stringify(v) ?? String(v));
+
+function joinUrl(base, rel) {
+  const b = base.replace(/\/+$/, "");
+  const r = String(rel).replace(/^\/+/, "");
+  return r === "" ? b : `${b}/${r}`;
+}
+
+/** Canonical JSON (sorted keys) for deep comparison of attributes. */
+function canon(v) {
+  if (Array.isArray(v)) return `[${v.map(canon).join(",")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon(v[k])}`)
+      .join(",")}}`;
+  }
+  if (typeof v === "bigint") return v.toString();
+  return JSON.stringify(v);
+}
+
+function hexToFloat(hex, dtype) {
+  const bits = BigInt(hex);
+  const dv = new DataView(new ArrayBuffer(8));
+  if (dtype === "float64") {
+    dv.setBigUint64(0, bits, true);
+    return dv.getFloat64(0, true);
+  }
+  if (dtype === "float32") {
+    dv.setUint32(0, Number(bits), true);
+    return dv.getFloat32(0, true);
+  }
+  // float16
+  const h = Number(bits);
+  const s = h & 0x8000 ? -1 : 1;
+  const e = (h >> 10) & 0x1f;
+  const f = h & 0x3ff;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+/** Returns null when `actual` matches the manifest's fill value string, else a message. */
+export function checkFill(dtype, expected, actual) {
+  const bad = `fillValue ${show(actual)} (${typeof actual}) != ${expected}`;
+  switch (dtype) {
+    case "bool":
+      return actual === (expected === "true") ? null : bad;
+    case "int64":
+    case "uint64": {
+      if (typeof actual === "bigint") return actual === BigInt(expected) ? null : bad;
+      if (typeof actual === "number" && Number.isSafeInteger(actual)) return BigInt(actual) === BigInt(expected) ? null : bad;
+      return bad;
+    }
+    case "int8":
+    case "int16":
+    case "int32":
+    case "uint8":
+    case "uint16":
+    case "uint32":
+      return typeof actual === "number" && actual === Number(expected) ? null : bad;
+    default: {
+      // floats
+      if (typeof actual !== "number") return bad;
+      let want;
+      if (/^0x[0-9a-f]+$/i.test(expected)) want = hexToFloat(expected, dtype);
+      else if (expected === "NaN") want = NaN;
+      else if (expected === "Infinity" || expected === "inf") want = Infinity;
+      else if (expected === "-Infinity" || expected === "-inf") want = -Infinity;
+      else want = Number(expected);
+      if (Number.isNaN(want)) return Number.isNaN(actual) ? null : bad;
+      if (Object.is(actual, want) || Object.is(actual, Math.fround(want))) return null;
+      if (dtype === "float16" && want !== 0 && Math.abs(actual - want) <= Math.abs(want) * 1e-3) return null;
+      return bad;
+    }
+  }
+}
+
+function bytesOf(data) {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}
+
+function hexBytes(u8, off, n) {
+  let s = "";
+  for (let i = 0; i < n; i++) s += (off + i < u8.length ? u8[off + i] : 0).toString(16).padStart(2, "0");
+  return s;
+}
+
+/**
+ * Compare a result (data/shape/stride) with the expected full array.
+ * `axes[k]` maps result axis k to [arrayAxis, start]; `fixed` holds the array index for dropped
+ * axes (array axis → index). Returns a list of mismatch messages (at most maxReports).
+ */
+function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports) {
+  const errs = [];
+  const { data, shape, stride } = res;
+  const got = bytesOf(data);
+  const ndim = arrShape.length;
+  // C-order strides of the full array (elements)
+  const astride = new Array(ndim);
+  let s = 1;
+  for (let k = ndim - 1; k >= 0; k--) {
+    astride[k] = s;
+    s *= arrShape[k];
+  }
+  let base = 0;
+  for (const [axis, idx] of fixed) base += idx * astride[axis];
+  for (const [axis, start] of axes) base += start * astride[axis];
+  const n = prod(shape);
+  if (n === 0) return errs;
+  const rank = shape.length;
+  // bounds check of the strides
+  let maxIdx = 0;
+  for (let k = 0; k < rank; k++) maxIdx += (shape[k] - 1) * stride[k];
+  if (maxIdx * esize + esize > got.length) {
+    errs.push(`data too short: ${got.length} bytes for shape [${shape}] stride [${stride}] (needs ${(maxIdx + 1) * esize})`);
+    return errs;
+  }
+  const idx = new Array(rank).fill(0);
+  let mismatches = 0;
+  for (let i = 0; i < n; i++) {
+    let g = 0;
+    let e = base;
+    for (let k = 0; k < rank; k++) {
+      g += idx[k] * stride[k];
+      e += idx[k] * astride[axes[k][0]];
+    }
+    const go = g * esize;
+    const eo = e * esize;
+    let same = true;
+    for (let b = 0; b < esize; b++) {
+      if (got[go + b] !== expected[eo + b]) {
+        same = false;
+        break;
+      }
+    }
+    if (!same) {
+      mismatches++;
+      if (errs.length < maxReports) {
+        errs.push(`element [${idx}] got 0x${hexBytes(got, go, esize)} expected 0x${hexBytes(expected, eo, esize)}`);
+      }
+    }
+    // increment multi-index (C order)
+    for (let k = rank - 1; k >= 0; k--) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  if (mismatches > errs.length) errs.push(`... ${mismatches} mismatching elements in total`);
+  return errs;
+}
+
+function errText(e) {
+  if (e && typeof e === "object") return `${e.code ?? e.name ?? "Error"}: ${e.message}`;
+  return String(e);
+}
+
+/** Selections to test for an array: [label, selection]. */
+export function selectionsFor(c) {
+  const shape = c.shape;
+  const ndim = shape.length;
+  const out = [["whole", shape.map(() => null)]];
+  if (ndim === 0 || shape.some((n) => n === 0)) return out;
+  // A window crossing shard boundaries (or chunk boundaries when not sharded).
+  const win = shape.map((n, k) => {
+    const chunk = c.chunkShape[k];
+    const unit = c.shardShape ? c.shardShape[k] : chunk;
+    const half = Math.max(1, Math.ceil(chunk / 2));
+    if (unit < n) return [Math.max(0, unit - half - 1), Math.min(n, unit + half + 1)];
+    if (chunk < n) return [Math.max(0, chunk - half), Math.min(n, chunk + half + 1)];
+    return [Math.min(1, n - 1), Math.max(Math.min(1, n - 1) + 1, n - 1)];
+  });
+  out.push(["window", win]);
+  // A window reaching the array's far edge.
+  out.push(["edge-window", shape.map((n, k) => [Math.max(0, n - c.chunkShape[k] - 1), n])]);
+  // An integer on the first axis (axis dropped).
+  const i0 = Math.min(shape[0] - 1, Math.floor(shape[0] / 2) + 1);
+  out.push([`int-axis0=${i0}`, [i0, ...shape.slice(1).map(() => null)]]);
+  if (ndim >= 2) {
+    // integer on the last axis and a range elsewhere
+    const last = shape[ndim - 1] - 1;
+    out.push([`range+int-last=${last}`, [...win.slice(0, ndim - 1), last]]);
+  }
+  return out;
+}
+
+async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
+  const failures = [];
+  let checks = 0;
+  const fail = (msg) => failures.push(`${c.name}: ${msg}`);
+  const url = joinUrl(baseUrl, c.path);
+  const esize = ELEMENT_SIZE[c.dtype];
+  if (!esize) {
+    fail(`unknown dtype ${c.dtype} in manifest`);
+    return { failures, checks };
+  }
+  let arr;
+  try {
+    arr = await api.openArray(url);
+  } catch (e) {
+    fail(`openArray(${url}) failed: ${errText(e)}`);
+    return { failures, checks };
+  }
+  try {
+    // --- metadata ---
+    checks++;
+    if (!eqArr(Array.from(arr.shape), c.shape)) fail(`shape [${arr.shape}] != [${c.shape}]`);
+    if (arr.dtype !== c.dtype) fail(`dtype ${arr.dtype} != ${c.dtype}`);
+    if (!eqArr(Array.from(arr.chunkShape), c.chunkShape)) fail(`chunkShape [${arr.chunkShape}] != [${c.chunkShape}]`);
+    const ss = arr.shardShape == null ? null : Array.from(arr.shardShape);
+    if (!eqArr(ss, c.shardShape ?? null)) fail(`shardShape ${show(ss)} != ${show(c.shardShape ?? null)}`);
+    const fillErr = checkFill(c.dtype, c.fillValue, arr.fillValue);
+    if (fillErr) fail(fillErr);
+    if (typeof arr.url !== "string" || arr.url.replace(/\/+$/, "") !== url) fail(`url ${arr.url} != ${url}`);
+
+    let expected;
+    try {
+      expected = await loadExpected(c.expected);
+    } catch (e) {
+      fail(`cannot load expected ${c.expected}: ${errText(e)}`);
+      return { failures, checks };
+    }
+    if (expected.length !== prod(c.shape) * esize) {
+      fail(`expected file has ${expected.length} bytes, wants ${prod(c.shape) * esize}`);
+      return { failures, checks };
+    }
+
+    // --- every chunk of the (innermost) chunk grid ---
+    const grid = c.shape.map((n, k) => Math.ceil(n / c.chunkShape[k]));
+    const nChunks = prod(grid);
+    const coords = new Array(grid.length).fill(0);
+    for (let i = 0; i < nChunks; i++) {
+      checks++;
+      const where = `getChunk([${coords}])`;
+      try {
+        const res = await arr.getChunk(coords.slice());
+        const wantShape = coords.map((ci, k) => Math.min(c.chunkShape[k], c.shape[k] - ci * c.chunkShape[k]));
+        if (!eqArr(Array.from(res.shape), wantShape)) {
+          fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
+        } else if (!Array.isArray(res.stride) || res.stride.length !== wantShape.length) {
+          fail(`${where}: bad stride ${show(res.stride)}`);
+        } else {
+          const axes = coords.map((ci, k) => [k, ci * c.chunkShape[k]]);
+          for (const m of compareRegion(res, expected, c.shape, esize, axes, [], maxReports)) fail(`${where}: ${m}`);
+        }
+      } catch (e) {
+        fail(`${where} failed: ${errText(e)}`);
+      }
+      for (let k = grid.length - 1; k >= 0; k--) {
+        if (++coords[k] < grid[k]) break;
+        coords[k] = 0;
+      }
+    }
+
+    // --- selections ---
+    for (const [label, sel] of selectionsFor(c)) {
+      checks++;
+      const where = `get(${label} ${JSON.stringify(sel)})`;
+      try {
+        const res = await arr.get(sel);
+        const axes = [];
+        const fixed = [];
+        const wantShape = [];
+        sel.forEach((s, k) => {
+          if (s === null) {
+            axes.push([k, 0]);
+            wantShape.push(c.shape[k]);
+          } else if (typeof s === "number") {
+            fixed.push([k, s]);
+          } else {
+            axes.push([k, s[0]]);
+            wantShape.push(s[1] - s[0]);
+          }
+        });
+        if (!eqArr(Array.from(res.shape), wantShape)) fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
+        else {
+          for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports)) fail(`${where}: ${m}`);
+        }
+      } catch (e) {
+        fail(`${where} failed: ${errText(e)}`);
+      }
+    }
+  } finally {
+    try {
+      arr.close?.();
+    } catch {
+      /* ignore */
+    }
+  }
+  return { failures, checks };
+}
+
+async function checkGroupCase(api, baseUrl, g) {
+  const failures = [];
+  let checks = 0;
+  const name = `group ${g.path}`;
+  const fail = (msg) => failures.push(`${name}: ${msg}`);
+  const url = joinUrl(baseUrl, g.path);
+  let group;
+  checks++;
+  try {
+    group = await api.open(url);
+  } catch (e) {
+    fail(`open(${url}) failed: ${errText(e)}`);
+    return { failures, checks };
+  }
+  const isGroup = api.Group ? group instanceof api.Group : !("shape" in group);
+  if (!isGroup) {
+    fail(`open(${url}) did not give a Group`);
+    return { failures, checks };
+  }
+  if (canon(group.attributes) !== canon(g.attributes ?? {})) {
+    fail(`attributes ${canon(group.attributes)} != ${canon(g.attributes ?? {})}`);
+  }
+  checks++;
+  try {
+    await api.openArray(url);
+    fail(`openArray on a group did not reject`);
+  } catch (e) {
+    if (e?.code !== "NotAnArray") fail(`openArray on a group: code ${e?.code} (${errText(e)}), expected NotAnArray`);
+  }
+  for (const [child, kind] of Object.entries(g.children ?? {})) {
+    checks++;
+    try {
+      const node = await group.open(child);
+      const isArr = api.ShardedArray ? node instanceof api.ShardedArray : "shape" in node;
+      if (kind === "array" && !isArr) fail(`child ${child} should be an array`);
+      if (kind === "group" && isArr) fail(`child ${child} should be a group`);
+      const want = joinUrl(url, child);
+      if (node.url.replace(/\/+$/, "") !== want) fail(`child ${child} url ${node.url} != ${want}`);
+      if (kind === "array") {
+        const a = await group.openArray(child);
+        if (!eqArr(Array.from(a.shape), Array.from(node.shape))) fail(`child ${child}: openArray shape differs`);
+        a.close?.();
+        node.close?.();
+      } else {
+        try {
+          await group.openArray(child);
+          fail(`group.openArray(${child}) on a group did not reject`);
+        } catch (e) {
+          if (e?.code !== "NotAnArray") fail(`group.openArray(${child}): code ${e?.code}, expected NotAnArray`);
+        }
+      }
+    } catch (e) {
+      fail(`child ${child} (${kind}) failed: ${errText(e)}`);
+    }
+  }
+  // open with the `path` option gives the same node
+  checks++;
+  try {
+    const [child] = Object.keys(g.children ?? {});
+    if (child !== undefined) {
+      const base = joinUrl(baseUrl, "");
+      const node = await api.open(base + "/", { path: `/${g.path}/${child}/` });
+      if (node.url.replace(/\/+$/, "") !== joinUrl(url, child)) fail(`open(base, {path}) url ${node.url}`);
+      node.close?.();
+    }
+  } catch (e) {
+    fail(`open(base, {path}) failed: ${errText(e)}`);
+  }
+  return { failures, checks };
+}
+
+export async function checkFixtures(api, baseUrl, manifest, expectedLoader, options = {}) {
+  const maxReports = options.maxReports ?? 5;
+  const only = options.cases ? new Set(options.cases) : null;
+  const results = [];
+  for (const c of manifest.cases ?? []) {
+    if (only && !only.has(c.name)) continue;
+    let r;
+    try {
+      r = await checkArrayCase(api, baseUrl, c, expectedLoader, maxReports);
+    } catch (e) {
+      r = { failures: [`${c.name}: unexpected exception ${errText(e)}`], checks: 0 };
+    }
+    results.push({ name: c.name, ok: r.failures.length === 0, failures: r.failures, checks: r.checks });
+  }
+  if (options.groups !== false) {
+    for (const g of manifest.groups ?? []) {
+      const name = `group:${g.path}`;
+      if (only && !only.has(name)) continue;
+      let r;
+      try {
+        r = await checkGroupCase(api, baseUrl, g);
+      } catch (e) {
+        r = { failures: [`${name}: unexpected exception ${errText(e)}`], checks: 0 };
+      }
+      results.push({ name, ok: r.failures.length === 0, failures: r.failures, checks: r.checks });
+    }
+  }
+  const failures = results.flatMap((r) => r.failures);
+  const passed = results.filter((r) => r.ok).length;
+  return { passed, failed: results.length - passed, failures, count: results.length, results };
+}

@@ -1,0 +1,554 @@
+// Node tests of the built package (pkg/, made by `npm run build`) against the fixtures, a local
+// HTTP server and its misbehaving modes. Run: node --test tests/js/
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { startServer } from "../server.mjs";
+import { checkFixtures } from "./check-fixtures.mjs";
+import {
+  listShards,
+  readShardIndex,
+  innerChunkCoords,
+  copyDir,
+  readMeta,
+  shardingOf,
+  prod,
+} from "./zarr-disk.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const fixturesDir = path.join(repo, "tests/fixtures");
+const dataDir = path.join(fixturesDir, "data");
+const manifest = JSON.parse(fs.readFileSync(path.join(fixturesDir, "manifest.json"), "utf8"));
+const pkgEntry = path.join(repo, "pkg/index.js");
+
+const tmpRoot = path.join(repo, "tests/.tmp");
+fs.mkdirSync(tmpRoot, { recursive: true });
+const tmpDir = fs.mkdtempSync(path.join(tmpRoot, "node-"));
+
+/** @type {import("../../pkg/index.js")} */
+let api;
+let server;
+let base; // server URL
+let fx; // fixture data base URL
+
+const loadExpected = async (rel) => new Uint8Array(await fsp.readFile(path.join(fixturesDir, rel)));
+const caseByName = (name) => manifest.cases.find((c) => c.name === name);
+const ELEMENT_SIZE = { bool: 1, int8: 1, uint8: 1, int16: 2, uint16: 2, float16: 2, int32: 4, uint32: 4, float32: 4, int64: 8, uint64: 8, float64: 8 };
+
+before(async () => {
+  if (!fs.existsSync(pkgEntry)) throw new Error(`${pkgEntry} missing: run \`npm run build\` first`);
+  api = await import(pathToFileURL(pkgEntry).href);
+  server = await startServer({
+    root: { "/fixtures": dataDir, "/fx": fixturesDir, "/tmp": tmpDir },
+  });
+  base = server.url;
+  fx = `${base}/fixtures`;
+});
+
+after(async () => {
+  await server?.close();
+  fs.rmSync(tmpDir, { recursive: true, force: true });
+});
+
+// ------------------------------------------------------------------------------------------
+// helpers
+
+function headerOf(init, name) {
+  const h = init?.headers;
+  if (!h) return null;
+  if (typeof h.get === "function") return h.get(name);
+  if (Array.isArray(h)) {
+    const e = h.find(([k]) => k.toLowerCase() === name.toLowerCase());
+    return e ? e[1] : null;
+  }
+  for (const [k, v] of Object.entries(h)) if (k.toLowerCase() === name.toLowerCase()) return v;
+  return null;
+}
+
+/** A fetch wrapper recording every call. */
+function countingFetch() {
+  const calls = [];
+  const f = (input, init) => {
+    const url = typeof input === "string" ? input : input.url;
+    calls.push({ url, method: init?.method ?? "GET", range: headerOf(init, "Range"), init });
+    return globalThis.fetch(input, init);
+  };
+  return { fetch: f, calls };
+}
+
+async function expectCode(promiseOrFn, code, what = "") {
+  let err;
+  try {
+    await (typeof promiseOrFn === "function" ? promiseOrFn() : promiseOrFn);
+  } catch (e) {
+    err = e;
+  }
+  assert.ok(err, `${what}: expected an error with code ${code}, but it succeeded`);
+  assert.ok(err instanceof api.ShardfetchError, `${what}: error is not a ShardfetchError: ${err?.stack ?? err}`);
+  assert.equal(err.code, code, `${what}: code ${err.code} (${err.message}), expected ${code}`);
+  return err;
+}
+
+/** Bytes of the expected region of one inner chunk (C order, clipped), for comparisons. */
+function expectedChunk(c, expected, coords) {
+  const esize = ELEMENT_SIZE[c.dtype];
+  const shape = coords.map((ci, k) => Math.min(c.chunkShape[k], c.shape[k] - ci * c.chunkShape[k]));
+  const astride = [];
+  let s = 1;
+  for (let k = c.shape.length - 1; k >= 0; k--) {
+    astride[k] = s;
+    s *= c.shape[k];
+  }
+  const out = new Uint8Array(prod(shape) * esize);
+  const idx = shape.map(() => 0);
+  for (let i = 0; i < prod(shape); i++) {
+    let e = 0;
+    for (let k = 0; k < shape.length; k++) e += (coords[k] * c.chunkShape[k] + idx[k]) * astride[k];
+    out.set(expected.subarray(e * esize, e * esize + esize), i * esize);
+    for (let k = shape.length - 1; k >= 0; k--) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return { shape, bytes: out };
+}
+
+/** The result's elements gathered in C order as bytes (honours stride). */
+function resultBytes(res, esize) {
+  const src = new Uint8Array(res.data.buffer, res.data.byteOffset, res.data.byteLength);
+  const n = prod(res.shape);
+  const out = new Uint8Array(n * esize);
+  const idx = res.shape.map(() => 0);
+  for (let i = 0; i < n; i++) {
+    let g = 0;
+    for (let k = 0; k < idx.length; k++) g += idx[k] * res.stride[k];
+    out.set(src.subarray(g * esize, g * esize + esize), i * esize);
+    for (let k = idx.length - 1; k >= 0; k--) {
+      if (++idx[k] < res.shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return out;
+}
+
+async function assertChunkEquals(arr, c, coords, what) {
+  const expected = await loadExpected(c.expected);
+  const res = await arr.getChunk(coords);
+  const want = expectedChunk(c, expected, coords);
+  assert.deepEqual(Array.from(res.shape), want.shape, `${what}: shape`);
+  const got = resultBytes(res, ELEMENT_SIZE[c.dtype]);
+  assert.ok(Buffer.from(got).equals(Buffer.from(want.bytes)), `${what}: values of chunk [${coords}] differ`);
+  return res;
+}
+
+/** Present inner chunks of a present shard (within the array's chunk grid). */
+function presentInnerChunks(arrayDir, c) {
+  const { sharding, shards } = listShards(arrayDir);
+  const grid = c.shape.map((n, k) => Math.ceil(n / c.chunkShape[k]));
+  for (const s of shards) {
+    if (!s.exists) continue;
+    const idx = readShardIndex(s.file, sharding);
+    const present = [];
+    idx.entries.forEach((e, i) => {
+      if (e.missing) return;
+      const cc = innerChunkCoords(s.coords, sharding, i);
+      if (cc.every((x, k) => x < grid[k])) present.push(cc);
+    });
+    if (present.length >= 2) return { shard: s, sharding, index: idx, present };
+  }
+  throw new Error(`no shard with two present inner chunks in ${arrayDir}`);
+}
+
+function missingShardChunk(arrayDir, c) {
+  const { sharding, shards } = listShards(arrayDir);
+  const grid = c.shape.map((n, k) => Math.ceil(n / c.chunkShape[k]));
+  for (const s of shards) {
+    if (s.exists) continue;
+    const cc = innerChunkCoords(s.coords, sharding, 0);
+    if (cc.every((x, k) => x < grid[k])) return { shard: s, coords: cc };
+  }
+  throw new Error(`no missing shard in ${arrayDir}`);
+}
+
+function uniform(bytes, esize) {
+  for (let i = esize; i < bytes.length; i++) if (bytes[i] !== bytes[i % esize]) return false;
+  return true;
+}
+
+// A sharded, end-index, crc32c case with a missing shard (zp/shard_gzip_end by default).
+const END_CASE =
+  caseByName("zp_shard_gzip_end") ??
+  manifest.cases.find((c) => ["sharding", "index_end", "crc32c_index", "missing_shard"].every((f) => c.features.includes(f)));
+const START_CASE =
+  caseByName("ts_shard_start_nocrc") ?? manifest.cases.find((c) => c.features.includes("index_start"));
+const SMALL_CASE = caseByName("zp_dt_int16") ?? manifest.cases[0];
+const MODE_CASES = [
+  END_CASE?.name,
+  START_CASE?.name,
+  caseByName("ts_nested_shard")?.name,
+  caseByName("zp_u16_gzip_partial")?.name,
+].filter(Boolean);
+
+// ------------------------------------------------------------------------------------------
+// every fixture through the public API
+
+test("manifest has cases", () => {
+  assert.ok(manifest.cases.length > 0);
+});
+
+for (const c of manifest.cases) {
+  test(`fixture ${c.name} (${c.features.join(",")})`, async () => {
+    const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [c.name], groups: false });
+    assert.equal(r.count, 1, "case did not run");
+    assert.equal(r.failed, 0, r.failures.join("\n"));
+  });
+}
+
+for (const g of manifest.groups ?? []) {
+  test(`group ${g.path}`, async () => {
+    const r = await checkFixtures(api, fx, { cases: [], groups: [g] }, loadExpected);
+    assert.equal(r.count, 1);
+    assert.equal(r.failed, 0, r.failures.join("\n"));
+  });
+}
+
+// ------------------------------------------------------------------------------------------
+// missing objects
+
+test("a 404 shard reads as the fill value", async () => {
+  const dir = path.join(dataDir, END_CASE.path);
+  const { shard, coords } = missingShardChunk(dir, END_CASE);
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`);
+  const res = await assertChunkEquals(arr, END_CASE, coords, "missing shard");
+  assert.ok(uniform(resultBytes(res, ELEMENT_SIZE[END_CASE.dtype]), ELEMENT_SIZE[END_CASE.dtype]), "not uniform");
+  assert.ok(
+    server.log.some((e) => e.path.endsWith(`/${END_CASE.path}/${shard.key}`) && e.status === 404),
+    "no 404 for the missing shard in the server log",
+  );
+  arr.close();
+});
+
+test("a 403 for a missing object is HttpError by default, fill with treat403AsMissing", async () => {
+  const dir = path.join(dataDir, END_CASE.path);
+  const { coords } = missingShardChunk(dir, END_CASE);
+  const url = `${base}/__mode/forbid-missing/fixtures/${END_CASE.path}`;
+  const arr = await api.openArray(url);
+  const err = await expectCode(arr.getChunk(coords), "HttpError", "403 default");
+  assert.equal(err.status, 403, "status of the HttpError");
+  arr.close();
+  const arr2 = await api.openArray(url, { treat403AsMissing: true });
+  await assertChunkEquals(arr2, END_CASE, coords, "403 as missing");
+  arr2.close();
+});
+
+test("missing zarr.json is NotFound", async () => {
+  fs.mkdirSync(path.join(tmpDir, "empty_dir"), { recursive: true });
+  await expectCode(api.openArray(`${base}/tmp/empty_dir`), "NotFound", "empty dir");
+  await expectCode(api.open(`${base}/tmp/does/not/exist`), "NotFound", "no such path");
+});
+
+// ------------------------------------------------------------------------------------------
+// misbehaving servers
+
+for (const mode of ["ignore-range", "no-suffix", "no-suffix-400", "no-content-range", "no-content-length"]) {
+  test(`server mode ${mode}: values are correct`, async () => {
+    const r = await checkFixtures(api, `${base}/__mode/${mode}/fixtures`, manifest, loadExpected, {
+      cases: MODE_CASES,
+      groups: false,
+    });
+    assert.equal(r.count, MODE_CASES.length);
+    assert.equal(r.failed, 0, r.failures.join("\n"));
+  });
+}
+
+test("ignore-range: two chunks of one shard do not fetch the full shard twice", async () => {
+  const dir = path.join(dataDir, END_CASE.path);
+  const { shard, present } = presentInnerChunks(dir, END_CASE);
+  const cf = countingFetch();
+  const arr = await api.openArray(`${base}/__mode/ignore-range/fixtures/${END_CASE.path}`, { fetch: cf.fetch });
+  server.log.length = 0;
+  await assertChunkEquals(arr, END_CASE, present[0], "ignore-range chunk 1");
+  await assertChunkEquals(arr, END_CASE, present[1], "ignore-range chunk 2");
+  const shardCalls = cf.calls.filter((c) => c.url.endsWith(`/${shard.key}`));
+  const fullAnswers = server.log.filter((e) => e.path.endsWith(`/${shard.key}`) && e.status === 200 && e.method === "GET");
+  assert.ok(fullAnswers.length <= 1, `full shard fetched ${fullAnswers.length} times: ${JSON.stringify(shardCalls.map((c) => c.range))}`);
+  assert.ok(shardCalls.length <= 1, `${shardCalls.length} requests to the shard: ${JSON.stringify(shardCalls.map((c) => c.range))}`);
+  arr.close();
+});
+
+test("no-content-length + no-suffix: an error, never a whole-object fetch", async () => {
+  const dir = path.join(dataDir, END_CASE.path);
+  const { shard, present } = presentInnerChunks(dir, END_CASE);
+  const arr = await api.openArray(`${base}/__mode/no-content-length+no-suffix/fixtures/${END_CASE.path}`);
+  server.log.length = 0;
+  let err;
+  try {
+    await arr.getChunk(present[0]);
+  } catch (e) {
+    err = e;
+  }
+  const shardReqs = server.log.filter((e) => e.path.endsWith(`/${shard.key}`));
+  assert.ok(err instanceof api.ShardfetchError, `expected a ShardfetchError, got ${err ?? "success"}; requests ${JSON.stringify(shardReqs)}`);
+  const whole = shardReqs.filter((e) => e.method === "GET" && (e.range === null || /^bytes=0-$/.test(e.range)));
+  assert.equal(whole.length, 0, `whole-object GETs: ${JSON.stringify(whole)}`);
+  arr.close();
+});
+
+test("always-500 is HttpError with status 500", async () => {
+  const err = await expectCode(api.openArray(`${base}/__mode/always-500/fixtures/${END_CASE.path}`), "HttpError", "500");
+  assert.equal(err.status, 500);
+});
+
+// ------------------------------------------------------------------------------------------
+// corrupt data
+
+function copyCase(c, name) {
+  const dst = path.join(tmpDir, name);
+  copyDir(path.join(dataDir, c.path), dst);
+  return dst;
+}
+
+test("a corrupted shard index is ChecksumMismatch", async () => {
+  const dst = copyCase(END_CASE, "corrupt_index");
+  const { shard, sharding, index, present } = presentInnerChunks(dst, END_CASE);
+  assert.ok(sharding.crc, "case must have a crc32c index");
+  const buf = fs.readFileSync(shard.file);
+  buf[index.indexStart + 3] ^= 0x40; // inside the first entry's offset
+  fs.writeFileSync(shard.file, buf);
+  const arr = await api.openArray(`${base}/tmp/corrupt_index`);
+  await expectCode(arr.getChunk(present[0]), "ChecksumMismatch", "flipped index byte");
+  arr.close();
+});
+
+test("a truncated shard (end index) is CorruptShard", async () => {
+  const dst = copyCase(END_CASE, "truncated_end");
+  const { shard, present } = presentInnerChunks(dst, END_CASE);
+  fs.truncateSync(shard.file, 10); // shorter than the index
+  const arr = await api.openArray(`${base}/tmp/truncated_end`);
+  await expectCode(arr.getChunk(present[0]), "CorruptShard", "truncated to 10 bytes");
+  arr.close();
+});
+
+test("a truncated shard (start index) is CorruptShard", async () => {
+  const dst = copyCase(START_CASE, "truncated_start");
+  const { shard, sharding, index, present } = presentInnerChunks(dst, START_CASE);
+  // keep the index, cut the data: the chunk with the largest end now reaches past the file's end
+  let last = null;
+  for (let i = 0; i < index.entries.length; i++) {
+    const e = index.entries[i];
+    if (!e.missing && (last === null || e.offset + e.nbytes > last.offset + last.nbytes)) last = { ...e, i };
+  }
+  fs.truncateSync(shard.file, Number(last.offset) + 1);
+  const coords = innerChunkCoords(shard.coords, sharding, last.i);
+  const grid = START_CASE.shape.map((n, k) => Math.ceil(n / START_CASE.chunkShape[k]));
+  assert.ok(coords.every((x, k) => x < grid[k]), `chunk [${coords}] outside the grid`);
+  void present;
+  const arr = await api.openArray(`${base}/tmp/truncated_start`);
+  await expectCode(arr.getChunk(coords), "CorruptShard", "start index, data cut");
+  arr.close();
+});
+
+test("after errors the module still reads arrays correctly", async () => {
+  const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name, END_CASE.name], groups: false });
+  assert.equal(r.failed, 0, r.failures.join("\n"));
+});
+
+// ------------------------------------------------------------------------------------------
+// bad metadata
+
+function writeNode(name, zarrJson, files = {}) {
+  const dir = path.join(tmpDir, name);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "zarr.json"), typeof zarrJson === "string" ? zarrJson : JSON.stringify(zarrJson));
+  for (const [rel, bytes] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), bytes);
+  }
+  return `${base}/tmp/${name}`;
+}
+
+const plainArray = (over = {}) => ({
+  zarr_format: 3,
+  node_type: "array",
+  shape: [4],
+  data_type: "uint8",
+  chunk_grid: { name: "regular", configuration: { chunk_shape: [4] } },
+  chunk_key_encoding: { name: "default", configuration: { separator: "/" } },
+  fill_value: 0,
+  codecs: [{ name: "bytes" }],
+  attributes: {},
+  ...over,
+});
+
+test("hand-written control array reads", async () => {
+  const url = writeNode("control", plainArray(), { "c/0": Buffer.from([1, 2, 3, 4]) });
+  const arr = await api.openArray(url);
+  const r = await arr.getChunk([0]);
+  assert.ok(r.data instanceof Uint8Array);
+  assert.deepEqual(Array.from(r.data.subarray(0, 4)), [1, 2, 3, 4]);
+  const g = await arr.get([[1, 3]]);
+  assert.deepEqual(Array.from(g.data.subarray(0, 2)), [2, 3]);
+  arr.close();
+});
+
+test("an unknown codec is UnsupportedCodec", async () => {
+  const url = writeNode("unknown_codec", plainArray({ codecs: [{ name: "bytes" }, { name: "no_such_codec_xyz" }] }), {
+    "c/0": Buffer.from([1, 2, 3, 4]),
+  });
+  await expectCode(async () => {
+    const arr = await api.openArray(url);
+    await arr.getChunk([0]);
+  }, "UnsupportedCodec");
+});
+
+test("an unknown data type is UnsupportedDataType", async () => {
+  const url = writeNode("unknown_dtype", plainArray({ data_type: "no_such_type_xyz" }), { "c/0": Buffer.from([1, 2, 3, 4]) });
+  await expectCode(async () => {
+    const arr = await api.openArray(url);
+    await arr.getChunk([0]);
+  }, "UnsupportedDataType");
+});
+
+test("invalid JSON is InvalidMetadata", async () => {
+  const url = writeNode("bad_json", '{"zarr_format": 3, "node_type": "array", ');
+  await expectCode(api.openArray(url), "InvalidMetadata");
+});
+
+test("a 1-d selection out of bounds is InvalidSelection", async () => {
+  const url = writeNode("control_sel", plainArray(), { "c/0": Buffer.from([1, 2, 3, 4]) });
+  const arr = await api.openArray(url);
+  await expectCode(arr.get([[2, 9]]), "InvalidSelection", "range past the end");
+  await expectCode(arr.get([null, null]), "InvalidSelection", "too many axes");
+  await expectCode(arr.getChunk([5]), "InvalidSelection", "chunk out of the grid");
+  arr.close();
+});
+
+// ------------------------------------------------------------------------------------------
+// abort
+
+test("an aborted signal gives Aborted", async () => {
+  const ac = new AbortController();
+  ac.abort();
+  await expectCode(api.openArray(`${fx}/${END_CASE.path}`, { signal: ac.signal }), "Aborted", "open");
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`);
+  await expectCode(arr.getChunk(END_CASE.shape.map(() => 0), { signal: ac.signal }), "Aborted", "getChunk");
+  await expectCode(arr.get(END_CASE.shape.map(() => null), { signal: ac.signal }), "Aborted", "get");
+  arr.close();
+});
+
+test("aborting during a read gives Aborted", async () => {
+  const slowFetch = (input, init) =>
+    new Promise((resolve, reject) => {
+      setTimeout(() => globalThis.fetch(input, init).then(resolve, reject), 400);
+    });
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`);
+  const arrSlow = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: slowFetch });
+  arr.close();
+  const ac = new AbortController();
+  const p = arrSlow.getChunk(END_CASE.shape.map(() => 0), { signal: ac.signal });
+  setTimeout(() => ac.abort(), 50);
+  const t0 = Date.now();
+  await expectCode(p, "Aborted", "abort mid-flight");
+  assert.ok(Date.now() - t0 < 5000);
+  arrSlow.close();
+});
+
+test("aborting rejects before a signal-ignoring custom fetch answers", async () => {
+  let answered = false;
+  let release;
+  const gate = new Promise((r) => (release = r));
+  // Ignores the signal, and holds range reads (not the metadata read of the open) until released.
+  const deafFetch = (input, init) => {
+    const { signal: _ignored, ...rest } = init ?? {};
+    if (headerOf(init, "Range") === null) return globalThis.fetch(input, rest);
+    return gate.then(() => globalThis.fetch(input, rest)).then((r) => ((answered = true), r));
+  };
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: deafFetch });
+  const ac = new AbortController();
+  const p = arr.getChunk(END_CASE.shape.map(() => 0), { signal: ac.signal });
+  ac.abort();
+  await expectCode(p, "Aborted", "abort with a signal-ignoring fetch");
+  assert.equal(answered, false, "rejected before the fetch answered");
+  release();
+  // The same array still reads once the deaf fetch answers.
+  const { data } = await arr.getChunk(END_CASE.shape.map(() => 0));
+  assert.ok(data.length > 0);
+  const st = arr.stats();
+  assert.ok(st.requests >= 1 && st.indexFetches >= 1, JSON.stringify(st));
+  arr.close();
+});
+
+// ------------------------------------------------------------------------------------------
+// request counts and options
+
+test("request counts: cold getChunk = 2 requests (suffix index + chunk), warm = 1", async () => {
+  const dir = path.join(dataDir, END_CASE.path);
+  const { shard, sharding, present } = presentInnerChunks(dir, END_CASE);
+  const cf = countingFetch();
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch });
+  cf.calls.length = 0;
+  await assertChunkEquals(arr, END_CASE, present[0], "cold");
+  const cold = cf.calls.map((c) => `${c.method} ${c.url.slice(fx.length)} ${c.range}`);
+  assert.equal(cf.calls.length, 2, `cold requests: ${JSON.stringify(cold)}`);
+  assert.ok(cf.calls.every((c) => c.url.endsWith(`/${shard.key}`)), `cold: ${JSON.stringify(cold)}`);
+  assert.equal(cf.calls[0].range, `bytes=-${sharding.indexSize}`, `first request should be the index suffix: ${JSON.stringify(cold)}`);
+  cf.calls.length = 0;
+  await assertChunkEquals(arr, END_CASE, present[1], "warm");
+  const warm = cf.calls.map((c) => `${c.method} ${c.url.slice(fx.length)} ${c.range}`);
+  assert.equal(cf.calls.length, 1, `warm requests: ${JSON.stringify(warm)}`);
+  assert.match(cf.calls[0].range ?? "", /^bytes=\d+-\d+$/, `warm: ${JSON.stringify(warm)}`);
+  arr.close();
+});
+
+test("the headers option is sent with every request", async () => {
+  const cf = countingFetch();
+  const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch, headers: { "X-Shardfetch-Test": "yes" } });
+  await arr.getChunk(END_CASE.shape.map(() => 0));
+  assert.ok(cf.calls.length > 0);
+  for (const c of cf.calls) assert.equal(headerOf(c.init, "X-Shardfetch-Test"), "yes", `${c.url} lacks the header`);
+  arr.close();
+});
+
+test("typed arrays by dtype", async () => {
+  const want = {
+    bool: Uint8Array,
+    int8: Int8Array,
+    uint8: Uint8Array,
+    int16: Int16Array,
+    uint16: Uint16Array,
+    int32: Int32Array,
+    uint32: Uint32Array,
+    int64: BigInt64Array,
+    uint64: BigUint64Array,
+    float32: Float32Array,
+    float64: Float64Array,
+    float16: globalThis.Float16Array ?? Uint16Array,
+  };
+  const seen = new Set();
+  for (const c of manifest.cases) {
+    if (seen.has(c.dtype) || c.shape.length === 0) continue;
+    seen.add(c.dtype);
+    const arr = await api.openArray(`${fx}/${c.path}`);
+    const r = await arr.getChunk(c.shape.map(() => 0));
+    assert.ok(r.data instanceof want[c.dtype], `${c.dtype}: got ${r.data.constructor.name}`);
+    assert.equal(r.data.byteOffset, 0, `${c.dtype}: byteOffset`);
+    assert.equal(typeof arr.fillValue, c.dtype === "bool" ? "boolean" : /int64/.test(c.dtype) ? "bigint" : "number", `${c.dtype}: fillValue type`);
+    arr.close();
+  }
+});
+
+test("sharded metadata of a nested-sharding array reports the innermost chunk", async () => {
+  const c = caseByName("ts_nested_shard");
+  if (!c) return;
+  const meta = readMeta(path.join(dataDir, c.path));
+  assert.ok(shardingOf(meta).nested);
+  const arr = await api.openArray(`${fx}/${c.path}`);
+  assert.deepEqual(Array.from(arr.chunkShape), c.chunkShape);
+  assert.deepEqual(Array.from(arr.shardShape), c.shardShape);
+  arr.close();
+});

@@ -1,0 +1,381 @@
+#!/usr/bin/env node
+// Dependency-free static file server for shardfetch's tests and demo.
+//
+//   node tests/server.mjs --root <dir> [--root /prefix=dir ...] [--port <p|0>] [--host 127.0.0.1]
+//
+// Prints exactly one line `LISTENING http://127.0.0.1:<port>` on stdout when ready.
+//
+// Features: GET/HEAD with single byte ranges (`bytes=a-b`, `bytes=a-`, `bytes=-n`), 206/416,
+// CORS (incl. OPTIONS preflight), content types, an in-memory request log (`GET /__log`,
+// `GET /__log?reset=1`, `POST /__log/reset`) and misbehaving-server modes selected by a path
+// prefix `/__mode/<mode>[+<mode>...]/...` (prefixes may also be repeated):
+//   ignore-range       always 200 with the full body, no Content-Range, no Accept-Ranges
+//   no-suffix          416 (without Content-Range) for suffix ranges `bytes=-n`
+//   no-suffix-400      400 for suffix ranges
+//   no-content-range   206 answers without a Content-Range header
+//   no-content-length  HEAD and GET answers without Content-Length (chunked transfer encoding)
+//   forbid-missing     403 instead of 404 for missing files
+//   always-500         every request answers 500
+//
+// Also usable as a module: `const { url, close, log } = await startServer({ root, port })`, where
+// root is a dir, a `/prefix=dir` spec, an array of those, or an object {"/prefix": dir}.
+
+import http from "node:http";
+import fs from "node:fs";
+import fsp from "node:fs/promises";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+export const MODES = new Set([
+  "ignore-range",
+  "no-suffix",
+  "no-suffix-400",
+  "no-content-range",
+  "no-content-length",
+  "forbid-missing",
+  "always-500",
+]);
+
+const CONTENT_TYPES = {
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".wasm": "application/wasm",
+  ".html": "text/html; charset=utf-8",
+  ".json": "application/json; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json; charset=utf-8",
+  ".txt": "text/plain; charset=utf-8",
+  ".ts": "text/plain; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+};
+
+const CORS_HEADERS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "Content-Range, Content-Length, Accept-Ranges",
+};
+
+const PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  "Access-Control-Allow-Headers": "Range, Content-Type, *",
+  "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+  "Access-Control-Max-Age": "600",
+};
+
+/** Normalise root specs into a list of {prefix, dir}, longest prefix first. */
+export function parseRoots(root) {
+  const specs = [];
+  if (root == null) root = ".";
+  if (typeof root === "string") root = [root];
+  if (Array.isArray(root)) {
+    for (const spec of root) {
+      const eq = spec.indexOf("=");
+      if (spec.startsWith("/") && eq > 0) specs.push([spec.slice(0, eq), spec.slice(eq + 1)]);
+      else specs.push(["/", spec]);
+    }
+  } else {
+    for (const [prefix, dir] of Object.entries(root)) specs.push([prefix, dir]);
+  }
+  const roots = specs.map(([prefix, dir]) => {
+    let p = "/" + prefix.replace(/^\/+|\/+$/g, "");
+    if (p !== "/") p += "/";
+    return { prefix: p, dir: path.resolve(dir) };
+  });
+  roots.sort((a, b) => b.prefix.length - a.prefix.length);
+  return roots;
+}
+
+/** Parse a Range header against a size. Returns null (ignore: serve all), {suffix:true,...},
+ * {start, end} (inclusive), or {unsatisfiable: true}. Only single ranges are supported;
+ * anything else is ignored as RFC 9110 allows. */
+export function parseRange(header, size) {
+  if (!header) return null;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m) return null;
+  const [, a, b] = m;
+  if (a === "" && b === "") return null;
+  if (a === "") {
+    const n = Number(b);
+    if (n === 0 || size === 0) return { suffix: true, unsatisfiable: true };
+    return { suffix: true, start: Math.max(0, size - n), end: size - 1 };
+  }
+  const start = Number(a);
+  let end = b === "" ? size - 1 : Number(b);
+  if (b !== "" && end < start) return null; // syntactically invalid: ignore
+  if (start >= size) return { suffix: false, unsatisfiable: true };
+  if (end >= size) end = size - 1;
+  return { suffix: false, start, end };
+}
+
+function contentType(file) {
+  return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? "application/octet-stream";
+}
+
+/** Split `/__mode/a+b/__mode/c/rest` into modes and the remaining path. */
+function extractModes(pathname) {
+  const modes = new Set();
+  for (;;) {
+    const m = /^\/__mode\/([^/]+)(\/.*)?$/.exec(pathname);
+    if (!m) break;
+    for (const mode of m[1].split(/[+,]/)) modes.add(mode);
+    pathname = m[2] ?? "/";
+  }
+  return { modes, pathname };
+}
+
+/** Map a URL path to a file path, or null when outside every root. */
+function resolveFile(roots, pathname) {
+  for (const { prefix, dir } of roots) {
+    let rest;
+    if (prefix === "/") rest = pathname;
+    else if (pathname.startsWith(prefix)) rest = pathname.slice(prefix.length - 1);
+    else if (pathname + "/" === prefix) rest = "/";
+    else continue;
+    const file = path.resolve(dir, "." + path.posix.normalize("/" + rest));
+    if (file !== dir && !file.startsWith(dir + path.sep)) return null;
+    return file;
+  }
+  return null;
+}
+
+export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true } = {}) {
+  const roots = parseRoots(root);
+  const log = [];
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      if (!quiet) console.error(err);
+      if (!res.headersSent) {
+        res.writeHead(500, { ...CORS_HEADERS, "Content-Type": "text/plain" });
+        res.end("internal error\n");
+      } else res.destroy();
+    });
+  });
+
+  async function handle(req, res) {
+    const u = new URL(req.url, "http://localhost");
+    const entry = {
+      method: req.method,
+      path: u.pathname,
+      range: req.headers.range ?? null,
+      status: 0,
+      bytes: 0,
+    };
+
+    // --- control endpoints (not logged) ---
+    if (u.pathname === "/__log" || u.pathname === "/__log/") {
+      const body = JSON.stringify(log);
+      if (u.searchParams.has("reset")) log.length = 0;
+      res.writeHead(200, {
+        ...CORS_HEADERS,
+        "Content-Type": "application/json",
+        "Cache-Control": "no-store",
+        "Content-Length": Buffer.byteLength(body),
+      });
+      res.end(req.method === "HEAD" ? undefined : body);
+      return;
+    }
+    if (u.pathname === "/__log/reset") {
+      log.length = 0;
+      res.writeHead(204, { ...CORS_HEADERS, "Cache-Control": "no-store" });
+      res.end();
+      return;
+    }
+
+    log.push(entry);
+    const send = (status, headers, body) => {
+      entry.status = status;
+      const h = { ...CORS_HEADERS, ...headers };
+      res.writeHead(status, h);
+      if (req.method === "HEAD" || body == null) {
+        res.end();
+      } else {
+        entry.bytes = body.length;
+        res.end(body);
+      }
+    };
+    const sendText = (status, text, extra = {}) =>
+      send(status, { "Content-Type": "text/plain; charset=utf-8", "Content-Length": Buffer.byteLength(text), ...extra }, Buffer.from(text));
+
+    if (req.method === "OPTIONS") {
+      entry.status = 204;
+      res.writeHead(204, PREFLIGHT_HEADERS);
+      res.end();
+      return;
+    }
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      sendText(405, "method not allowed\n", { Allow: "GET, HEAD, OPTIONS" });
+      return;
+    }
+
+    let pathname;
+    try {
+      pathname = decodeURIComponent(u.pathname);
+    } catch {
+      sendText(400, "bad path\n");
+      return;
+    }
+    if (pathname.includes("\0")) {
+      sendText(400, "bad path\n");
+      return;
+    }
+    const ex = extractModes(pathname);
+    const modes = ex.modes;
+    pathname = ex.pathname;
+    for (const m of modes) {
+      if (!MODES.has(m)) {
+        sendText(400, `unknown mode ${m}\n`);
+        return;
+      }
+    }
+    if (modes.size) entry.modes = [...modes];
+    if (modes.has("always-500")) {
+      sendText(500, "internal server error (always-500 mode)\n");
+      return;
+    }
+
+    const missing = () =>
+      modes.has("forbid-missing") ? sendText(403, "forbidden\n") : sendText(404, "not found\n");
+
+    let file = resolveFile(roots, pathname);
+    if (file == null) {
+      missing();
+      return;
+    }
+    let st;
+    try {
+      st = await fsp.stat(file);
+      if (st.isDirectory()) {
+        // No listings; serve index.html when there is one (for the demo pages).
+        file = path.join(file, "index.html");
+        st = await fsp.stat(file);
+      }
+      if (!st.isFile()) throw new Error("not a file");
+    } catch {
+      missing();
+      return;
+    }
+
+    const size = st.size;
+    const ignoreRange = modes.has("ignore-range");
+    const noContentLength = modes.has("no-content-length");
+    const headers = {
+      "Content-Type": contentType(file),
+      "Cache-Control": "no-cache",
+    };
+    if (!ignoreRange) headers["Accept-Ranges"] = "bytes";
+
+    let range = ignoreRange ? null : parseRange(req.headers.range, size);
+    if (range?.suffix && modes.has("no-suffix-400")) {
+      sendText(400, "suffix ranges not supported\n");
+      return;
+    }
+    if (range?.suffix && modes.has("no-suffix")) {
+      // Misbehaving: claim the suffix range cannot be satisfied, without telling the size.
+      sendText(416, "range not satisfiable\n");
+      return;
+    }
+    if (range?.unsatisfiable) {
+      sendText(416, "range not satisfiable\n", { "Content-Range": `bytes */${size}` });
+      return;
+    }
+
+    let status = 200;
+    let start = 0;
+    let end = size - 1;
+    if (range) {
+      status = 206;
+      start = range.start;
+      end = range.end;
+      if (!modes.has("no-content-range")) headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
+    }
+    const length = end - start + 1;
+
+    entry.status = status;
+    if (noContentLength) {
+      // Chunked transfer encoding, no Content-Length, for HEAD as well.
+      res.removeHeader("Content-Length");
+      res.writeHead(status, { ...CORS_HEADERS, ...headers, "Transfer-Encoding": "chunked" });
+      if (req.method === "HEAD" || length <= 0) {
+        res.end();
+        return;
+      }
+    } else {
+      res.writeHead(status, { ...CORS_HEADERS, ...headers, "Content-Length": String(Math.max(0, length)) });
+      if (req.method === "HEAD" || length <= 0) {
+        res.end();
+        return;
+      }
+    }
+    const fh = await fsp.open(file, "r");
+    try {
+      const buf = Buffer.alloc(length);
+      let off = 0;
+      while (off < length) {
+        const { bytesRead } = await fh.read(buf, off, length - off, start + off);
+        if (bytesRead === 0) break;
+        off += bytesRead;
+      }
+      entry.bytes = off;
+      res.end(off === length ? buf : buf.subarray(0, off));
+    } finally {
+      await fh.close();
+    }
+  }
+
+  server.keepAliveTimeout = 5000;
+  await new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const addr = server.address();
+  const url = `http://${host}:${addr.port}`;
+  const close = () =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections?.();
+    });
+  return { url, port: addr.port, close, log, roots, server };
+}
+
+function parseArgs(argv) {
+  const opts = { root: [], port: 0, host: "127.0.0.1", quiet: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`missing value for ${a}`);
+      return argv[++i];
+    };
+    if (a === "--root") opts.root.push(next());
+    else if (a.startsWith("--root=")) opts.root.push(a.slice(7));
+    else if (a === "--port") opts.port = Number(next());
+    else if (a.startsWith("--port=")) opts.port = Number(a.slice(7));
+    else if (a === "--host") opts.host = next();
+    else if (a === "-h" || a === "--help") {
+      console.log("usage: node tests/server.mjs --root <dir|/prefix=dir> [--root ...] [--port <p|0>] [--host 127.0.0.1]");
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (opts.root.length === 0) opts.root.push(".");
+  if (!Number.isInteger(opts.port) || opts.port < 0 || opts.port > 65535) throw new Error("bad --port");
+  return opts;
+}
+
+const isMain = process.argv[1] && import.meta.url === pathToFileURL(fs.realpathSync(process.argv[1])).href;
+if (isMain) {
+  let opts;
+  try {
+    opts = parseArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error(String(e.message ?? e));
+    process.exit(2);
+  }
+  const { url, close } = await startServer(opts);
+  process.stdout.write(`LISTENING ${url}\n`);
+  const stop = () => close().then(() => process.exit(0));
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
