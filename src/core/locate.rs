@@ -9,7 +9,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 /// Where a level's index sits inside the region it describes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum IndexSpan {
     /// The first `n` bytes.
     Head(u64),
@@ -98,9 +98,14 @@ fn check_span((offset, len): (u64, u64), region: Region) -> Result<()> {
 }
 
 /// One level of a layout's index.
+///
+/// `key` is the entry wanted at this level. Most layouts keep one index per region and ignore
+/// it; a layout whose index is split (Neuroglancer's shard index: one 16-byte entry per
+/// minishard) places the span by it. Decoded indexes are cached per (region, span), so every
+/// key whose span is the same shares one fetch.
 pub trait IndexFormat {
-    fn span(&self) -> IndexSpan;
-    /// Decode the index bytes of `region` (whose length is known here when the index was read
-    /// from the object's end).
-    fn decode(&self, bytes: &[u8], region: Region) -> Result<ShardIndex>;
+    fn span(&self, key: u64) -> IndexSpan;
+    /// Decode the index bytes read from `span(key)` of `region` (whose length is known here
+    /// when the index was read from the object's end).
+    fn decode(&self, key: u64, bytes: &[u8], region: Region) -> Result<ShardIndex>;
 }

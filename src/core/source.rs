@@ -37,7 +37,7 @@ pub struct Stats {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Key {
     Object(String),
-    Index(String, u64, u8),
+    Index(String, u64, u8, IndexSpan),
 }
 
 #[derive(Clone)]
@@ -207,23 +207,23 @@ impl Source {
         Ok(f)
     }
 
-    /// The decoded index of `region` at level `depth`: cached, and fetched once however
-    /// many callers want it at the same time.
+    /// The decoded index holding `entry` in `region` at level `depth`: cached, and fetched
+    /// once however many callers want it at the same time.
     pub async fn index<C: HttpClient>(
         &self,
         c: &C,
         url: &str,
         region: Region,
         depth: u8,
-        format: &dyn IndexFormat,
+        (format, entry): (&dyn IndexFormat, u64),
     ) -> Result<Rc<ShardIndex>> {
-        let key = Key::Index(url.to_string(), region.offset, depth);
+        let span = format.span(entry);
+        let key = Key::Index(url.to_string(), region.offset, depth, span);
         if let Some(Cached::Index(i)) = self.cache.borrow_mut().get(&key) {
             self.count(|s| s.index_hits += 1);
             return Ok(i);
         }
         let work = || async {
-            let span = format.span();
             let fetched = match (span, region.len) {
                 (IndexSpan::Tail(n), None) => self.read(c, url, ByteRange::Suffix(n)).await?,
                 (span, len) => {
@@ -236,7 +236,7 @@ impl Source {
                 None => ShardIndex::missing(),
                 Some(f) => {
                     let known = Region { offset: region.offset, len: region.len.or(f.object_size) };
-                    format.decode(&f.bytes, known).map_err(|e| e.at(url))?
+                    format.decode(entry, &f.bytes, known).map_err(|e| e.at(url))?
                 }
             };
             let index = Rc::new(index);
@@ -256,7 +256,7 @@ impl Source {
     ) -> Result<Option<Vec<u8>>> {
         let mut region = Region::WHOLE;
         for (depth, &(format, key)) in levels.iter().enumerate() {
-            let index = self.index(c, url, region, depth as u8, format).await?;
+            let index = self.index(c, url, region, depth as u8, (format, key)).await?;
             match index.lookup(key) {
                 None => return Ok(None),
                 Some((offset, len)) => region = Region { offset, len: Some(len) },

@@ -71,7 +71,7 @@ impl Sharding {
 }
 
 impl IndexFormat for Sharding {
-    fn span(&self) -> IndexSpan {
+    fn span(&self, _key: u64) -> IndexSpan {
         if self.index_at_start {
             IndexSpan::Head(self.index_len())
         } else {
@@ -79,7 +79,7 @@ impl IndexFormat for Sharding {
         }
     }
 
-    fn decode(&self, bytes: &[u8], region: Region) -> Result<ShardIndex> {
+    fn decode(&self, _key: u64, bytes: &[u8], region: Region) -> Result<ShardIndex> {
         if bytes.len() as u64 != self.index_len() {
             return err(
                 ErrorCode::CorruptShard,
