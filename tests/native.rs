@@ -2,10 +2,11 @@
 //! that can also behave like the servers that bite (see FORMAT-NOTES "HTTP behaviour").
 mod common;
 
-use common::{check_case, check_group, parse_manifest, Case};
+use common::{all_cases, check_case, check_group, Case};
 use futures_executor::block_on;
-use shardfetch::core::array::{open, Opened, ZarrArray};
+use shardfetch::core::array::Array;
 use shardfetch::core::http::{HttpClient, Method, Request, Response};
+use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::selection::Sel;
 use shardfetch::core::source::Config;
 use shardfetch::core::{Error, ErrorCode, Result};
@@ -127,17 +128,21 @@ impl HttpClient for FileClient {
 }
 
 fn manifest() -> (Vec<Case>, Vec<serde_json::Value>) {
-    parse_manifest(&std::fs::read(root().join("manifest.json")).unwrap())
+    block_on(all_cases(|name| async move { std::fs::read(root().join(&name)).unwrap() }))
 }
 
 fn case(name: &str) -> Case {
     manifest().0.into_iter().find(|c| c.name == name).unwrap()
 }
 
-fn open_array(c: &FileClient, path: &str, config: Config) -> Result<ZarrArray> {
-    match block_on(open(c, &format!("{BASE}/data/{path}"), config))? {
+fn with(config: Config) -> OpenOptions {
+    OpenOptions { config, ..OpenOptions::default() }
+}
+
+fn open_array(c: &FileClient, path: &str, config: Config) -> Result<Array> {
+    match block_on(open(c, &format!("{BASE}/data/{path}"), with(config)))? {
         Opened::Array(a) => Ok(*a),
-        Opened::Group { .. } => panic!("{path} is a group"),
+        Opened::Group(_) => panic!("{path} is a group"),
     }
 }
 
@@ -207,7 +212,7 @@ fn nested_shard_reads_only_the_innermost_chunk() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, &k.path, Config::default()).unwrap();
     // Find a present innermost chunk, then read a cold one: outer index, sub-shard index, chunk.
-    let grid = a.grid();
+    let grid = a.grid.count();
     let mut done = false;
     for y in 0..grid[0] {
         for x in 0..grid[1] {
@@ -247,8 +252,8 @@ fn missing_shard_is_fill_and_asked_once() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     // Shard c/0/1 is absent (generator checks it); its first inner chunk column is 64/16 = 4.
-    let inner = a.chunk_shape()[1];
-    let shard = a.shard_shape().unwrap()[1];
+    let inner = a.grid.chunk_shape().unwrap()[1];
+    let shard = a.info.shard_shape.clone().unwrap()[1];
     let col = shard / inner;
     c.reset();
     let ch = block_on(a.chunk(&c, &[0, col])).unwrap();
@@ -302,13 +307,16 @@ fn forbidden_is_an_error_unless_asked_otherwise() {
     assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(403)));
     let a = open_array(&c, "zp/shard_gzip_end", Config { treat403_as_missing: true, ..Config::default() }).unwrap();
     block_on(a.chunk(&c, &[0, 4])).unwrap();
-    let e =
-        block_on(open(&FileClient::new(Mode::Always500), &format!("{BASE}/data/zp/shard_gzip_end"), Config::default()))
-            .err()
-            .unwrap();
+    let e = block_on(open(
+        &FileClient::new(Mode::Always500),
+        &format!("{BASE}/data/zp/shard_gzip_end"),
+        with(Config::default()),
+    ))
+    .err()
+    .unwrap();
     assert_eq!(e.code, ErrorCode::HttpError);
     assert!(e.message.contains("zarr.json") && e.message.contains("500"), "{}", e.message);
-    let e = block_on(open(&c, &format!("{BASE}/data/nowhere"), Config::default())).err().unwrap();
+    let e = block_on(open(&c, &format!("{BASE}/data/nowhere"), with(Config::default()))).err().unwrap();
     assert_eq!(e.code, ErrorCode::HttpError); // 403 for a missing zarr.json too
 }
 
@@ -375,11 +383,12 @@ fn metadata_errors_are_typed() {
         ),
     ] {
         let c = FileClient { patch: Some(patch(text)), ..Default::default() };
-        let e = block_on(open(&c, &format!("{BASE}/data/zp/shard_gzip_end"), Config::default())).err().unwrap();
+        let e = block_on(open(&c, &format!("{BASE}/data/zp/shard_gzip_end"), with(Config::default()))).err().unwrap();
         assert_eq!(e.code, code, "{text}: {e}");
         assert!(e.message.contains("zp/shard_gzip_end/zarr.json"), "{}", e.message);
     }
-    let e = block_on(open(&FileClient::default(), &format!("{BASE}/data/nowhere"), Config::default())).err().unwrap();
+    let e =
+        block_on(open(&FileClient::default(), &format!("{BASE}/data/nowhere"), with(Config::default()))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound);
 }
 
@@ -423,14 +432,14 @@ fn random_corruption_never_panics() {
             b
         });
         let c = FileClient { patch: Some(patch), ..Default::default() };
-        match block_on(open(&c, &format!("{BASE}/data/{path}"), Config::default())) {
+        match block_on(open(&c, &format!("{BASE}/data/{path}"), with(Config::default()))) {
             Ok(Opened::Array(a)) => {
-                let all = vec![Sel::All; a.meta.shape.len()];
+                let all = vec![Sel::All; a.info.shape.len()];
                 if block_on(a.region(&c, &all)).is_err() {
                     errors += 1;
                 }
             }
-            Ok(Opened::Group { .. }) => {}
+            Ok(Opened::Group(_)) => {}
             Err(_) => errors += 1,
         }
     }
@@ -452,7 +461,7 @@ fn lying_content_range_is_corrupt() {
             Ok(Response { status: 206, content_range, content_length: None, body: vec![0; n] })
         }
     }
-    let a = match block_on(open(&Liar, "mem://x/a", Config::default())).unwrap() {
+    let a = match block_on(open(&Liar, "mem://x/a", with(Config::default()))).unwrap() {
         Opened::Array(a) => *a,
         _ => unreachable!(),
     };

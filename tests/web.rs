@@ -4,7 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 mod common;
 
-use common::{check_case, check_group, fetch_all, parse_manifest};
+use common::{all_cases, check_case, check_group, fetch_all};
 use js_sys::{Function, Object, Promise, Reflect};
 use shardfetch::FetchClient;
 use wasm_bindgen::{JsCast, JsValue};
@@ -20,7 +20,11 @@ fn base() -> &'static str {
 #[wasm_bindgen_test]
 async fn every_fixture_over_http() {
     let c = FetchClient::global().unwrap();
-    let (cases, groups) = parse_manifest(&fetch_all(&c, &format!("{}/manifest.json", base())).await);
+    let (cases, groups) = all_cases(|name| {
+        let c = c.clone();
+        async move { fetch_all(&c, &format!("{}/{name}", base())).await }
+    })
+    .await;
     assert!(cases.len() >= 30);
     let mut failures = Vec::new();
     for k in &cases {

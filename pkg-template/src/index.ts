@@ -8,7 +8,7 @@
  */
 
 import init, { openNode, WasmArray, WasmGroup } from "./wasm/shardfetch.js";
-import type { WasmArrayMeta, WasmChunk, WasmOptions } from "./wasm/shardfetch.js";
+import type { WasmArrayMeta, WasmChunk, WasmGroupMeta, WasmOptions } from "./wasm/shardfetch.js";
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -46,7 +46,12 @@ export type DataType =
   | "uint64"
   | "float16"
   | "float32"
-  | "float64";
+  | "float64"
+  | "complex64"
+  | "complex128";
+
+/** Storage formats: Zarr v3, Zarr v2, the pre-release Zarr v3 sharding-transformer layout, Neuroglancer precomputed. */
+export type Format = "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
 
 /**
  * Structural type of a `Float16Array` (ES2025); declared here so that the typings do not need a
@@ -101,8 +106,10 @@ export interface OpenOptions {
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   /** Aborts opening the node (reads take their own `signal`, see {@link ReadOptions}). */
   signal?: AbortSignal;
-  /** Path of the node under the given store URL (joined with exactly one `/`). */
+  /** Path of the node under the given store URL (for the draft Zarr v3 layout, the URL is the store root). */
   path?: string;
+  /** The storage format; detected when omitted (costs a request per format tried, Zarr v3 first). */
+  format?: Format;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */
   cacheBytes?: number;
   /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */
@@ -203,14 +210,6 @@ function errorMessage(e: unknown): string {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/** Join a base URL and a relative node path with exactly one "/"; no trailing slash. */
-function joinUrl(base: string, path?: string): string {
-  let url = base.replace(/\/+$/, "");
-  const p = (path ?? "").replace(/^\/+/, "").replace(/\/+$/, "");
-  if (p !== "") url = `${url}/${p}`;
-  return url;
-}
-
 function wasmOptions(options: OpenOptions): WasmOptions {
   const o: WasmOptions = {};
   if (options.headers !== undefined) o.headers = { ...options.headers };
@@ -218,6 +217,8 @@ function wasmOptions(options: OpenOptions): WasmOptions {
   if (options.signal !== undefined) o.signal = options.signal;
   if (options.cacheBytes !== undefined) o.cacheBytes = options.cacheBytes;
   if (options.treat403AsMissing !== undefined) o.treat403AsMissing = options.treat403AsMissing;
+  if (options.path !== undefined) o.path = options.path;
+  if (options.format !== undefined) o.format = options.format;
   return o;
 }
 
@@ -248,7 +249,10 @@ function ctorFor(dtype: string): TypedArrayCtor {
     case "float32":
       return Float32Array;
     case "float64":
+    case "complex128":
       return Float64Array;
+    case "complex64":
+      return Float32Array;
     case "float16": {
       const F16 = (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array;
       return F16 ?? Uint16Array;
@@ -258,12 +262,16 @@ function ctorFor(dtype: string): TypedArrayCtor {
   }
 }
 
-function toResult(chunk: WasmChunk, ctor: TypedArrayCtor): ChunkResult {
+function toResult(chunk: WasmChunk, ctor: TypedArrayCtor, complex: boolean): ChunkResult {
   let bytes = chunk.bytes;
   const size = ctor.BYTES_PER_ELEMENT;
   if (bytes.byteOffset % size !== 0) bytes = bytes.slice(); // defensive: realign (never expected)
   const data = new ctor(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / size));
-  return { data, shape: Array.from(chunk.shape), stride: Array.from(chunk.stride) };
+  const shape = Array.from(chunk.shape);
+  const stride = Array.from(chunk.stride);
+  // Complex: (re, im) pairs, as a trailing axis of 2 over the float parts.
+  if (complex) return { data, shape: [...shape, 2], stride: [...stride.map((s) => s * 2), 1] };
+  return { data, shape, stride };
 }
 
 function checkSignal(signal: AbortSignal | undefined): void {
@@ -309,33 +317,45 @@ export interface ArrayStats {
 export class ShardedArray {
   /** URL of the array's directory (no trailing slash). */
   readonly url: string;
+  /** The storage format the array was read as. */
+  readonly format: Format;
   readonly shape: readonly number[];
   readonly dtype: DataType;
-  /** Shape of the unit that is read: the inner chunk for sharded arrays. */
-  readonly chunkShape: readonly number[];
+  /**
+   * Shape of the unit that is read (the inner chunk for sharded arrays); `null` when the grid
+   * is irregular (rectilinear), see {@link chunkShapes}.
+   */
+  readonly chunkShape: readonly number[] | null;
+  /** For an irregular (rectilinear) grid, the chunk sizes along each axis; otherwise `null`. */
+  readonly chunkShapes: readonly (readonly number[])[] | null;
   /** Shape of a shard (an object in storage), or `null` when the array is not sharded. */
   readonly shardShape: readonly number[] | null;
-  /** int64/uint64 fill values are `bigint`, bool ones `boolean`, everything else `number`. */
-  readonly fillValue: number | bigint | boolean;
+  /** int64/uint64 fill values are `bigint`, bool ones `boolean`, complex ones `[re, im]`, everything else `number`. */
+  readonly fillValue: number | bigint | boolean | readonly [number, number];
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly dimensionNames: readonly (string | null)[] | null;
 
   #handle: WasmArray | null;
   readonly #ctor: TypedArrayCtor;
+  readonly #complex: boolean;
 
   /** @internal Use {@link openArray} or {@link open}. */
   constructor(handle: unknown, wasmMeta: unknown) {
     const meta = wasmMeta as WasmArrayMeta;
     this.#handle = handle as WasmArray;
     this.url = meta.url;
+    this.format = meta.format as Format;
     this.shape = Object.freeze(Array.from(meta.shape));
     this.dtype = meta.dtype as DataType;
-    this.chunkShape = Object.freeze(Array.from(meta.chunkShape));
+    this.chunkShape = meta.chunkShape == null ? null : Object.freeze(Array.from(meta.chunkShape));
+    this.chunkShapes =
+      meta.chunkShapes == null ? null : Object.freeze(meta.chunkShapes.map((a) => Object.freeze(Array.from(a))));
     this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
     this.fillValue = meta.fillValue;
     this.attributes = meta.attributes ?? {};
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
     this.#ctor = ctorFor(meta.dtype);
+    this.#complex = meta.dtype.startsWith("complex");
   }
 
   /** Number of dimensions. */
@@ -367,7 +387,7 @@ export class ShardedArray {
     checkSignal(signal);
     try {
       const chunk = await raceAbort(this.#live().getChunk(Array.from(coords), signal ?? null), signal);
-      return toResult(chunk, this.#ctor);
+      return toResult(chunk, this.#ctor, this.#complex);
     } catch (e) {
       throw toError(e);
     }
@@ -390,7 +410,7 @@ export class ShardedArray {
     checkSignal(signal);
     try {
       const chunk = await raceAbort(this.#live().get(sel, signal ?? null), signal);
-      return toResult(chunk, this.#ctor);
+      return toResult(chunk, this.#ctor, this.#complex);
     } catch (e) {
       throw toError(e);
     }
@@ -413,13 +433,21 @@ export class ShardedArray {
 export class Group {
   /** URL of the group's directory (no trailing slash). */
   readonly url: string;
+  /** The storage format; children are opened as the same format without detection. */
+  readonly format: Format;
   readonly attributes: Readonly<Record<string, unknown>>;
+  /** The URL the group was opened from and its path under it (a store root for the draft layout). */
+  readonly #root: string;
+  readonly #path: string;
   readonly #options: OpenOptions;
 
   /** @internal Use {@link open} or {@link Group.open}. */
-  constructor(url: string, attributes: Record<string, unknown>, options: OpenOptions) {
-    this.url = url;
-    this.attributes = attributes ?? {};
+  constructor(meta: WasmGroupMeta, options: OpenOptions) {
+    this.url = meta.url;
+    this.format = meta.format as Format;
+    this.attributes = meta.attributes ?? {};
+    this.#root = meta.root;
+    this.#path = meta.path;
     const { path: _path, ...rest } = options;
     void _path;
     this.#options = rest;
@@ -427,12 +455,17 @@ export class Group {
 
   /** Open a child array (path relative to this group); options default to the group's. */
   openArray(childPath: string, options: OpenOptions = {}): Promise<ShardedArray> {
-    return openArray(this.url, { ...this.#options, ...options, path: joinPath(childPath, options.path) });
+    return openArray(this.#root, this.#child(childPath, options));
   }
 
   /** Open a child node (path relative to this group); options default to the group's. */
   open(childPath: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
-    return open(this.url, { ...this.#options, ...options, path: joinPath(childPath, options.path) });
+    return open(this.#root, this.#child(childPath, options));
+  }
+
+  #child(childPath: string, options: OpenOptions): OpenOptions {
+    const path = joinPath(this.#path, joinPath(childPath, options.path));
+    return { format: this.format, ...this.#options, ...options, path };
   }
 }
 
@@ -451,13 +484,12 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
   if (typeof url !== "string" && !((url as unknown) instanceof URL)) {
     throw new ShardfetchError("InvalidSelection", "url must be a string");
   }
-  const nodeUrl = joinUrl(String(url), options.path);
   checkSignal(options.signal);
   await initialize();
   checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
   try {
-    node = await openNode(nodeUrl, wasmOptions(options));
+    node = await openNode(String(url), wasmOptions(options));
   } catch (e) {
     throw toError(e);
   }
@@ -473,7 +505,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
   }
   // A group needs nothing from the wasm side once its metadata is read.
   node.free();
-  return new Group(meta.url || nodeUrl, meta.attributes, options);
+  return new Group(meta as WasmGroupMeta, options);
 }
 
 /** Open the array at `url` (+ `options.path`); a group there rejects with code `NotAnArray`. */

@@ -11,21 +11,29 @@ declare module "*/wasm/shardfetch.js" {
     signal?: AbortSignal;
     cacheBytes?: number;
     treat403AsMissing?: boolean;
+    path?: string;
+    format?: string;
   }
 
   export interface WasmArrayMeta {
     url: string;
+    format: string;
     shape: number[];
     dtype: string;
-    chunkShape: number[];
+    chunkShape: number[] | null;
+    chunkShapes: number[][] | null;
     shardShape: number[] | null;
-    fillValue: number | bigint | boolean;
+    fillValue: number | bigint | boolean | [number, number];
     attributes: Record<string, unknown>;
+    extra: Record<string, unknown>;
     dimensionNames: (string | null)[] | null;
   }
 
   export interface WasmGroupMeta {
     url: string;
+    root: string;
+    path: string;
+    format: string;
     attributes: Record<string, unknown>;
   }
 

@@ -18,6 +18,10 @@ pub enum DataType {
     Float16,
     Float32,
     Float64,
+    /// (real, imaginary) float32 pairs.
+    Complex64,
+    /// (real, imaginary) float64 pairs.
+    Complex128,
 }
 
 impl DataType {
@@ -43,6 +47,8 @@ impl DataType {
             "float16" => DataType::Float16,
             "float32" => DataType::Float32,
             "float64" => DataType::Float64,
+            "complex64" => DataType::Complex64,
+            "complex128" => DataType::Complex128,
             other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {other:?}")),
         })
     }
@@ -61,6 +67,8 @@ impl DataType {
             DataType::Float16 => "float16",
             DataType::Float32 => "float32",
             DataType::Float64 => "float64",
+            DataType::Complex64 => "complex64",
+            DataType::Complex128 => "complex128",
         }
     }
 
@@ -69,7 +77,18 @@ impl DataType {
             DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
-            DataType::Int64 | DataType::UInt64 | DataType::Float64 => 8,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+        }
+    }
+
+    /// The unit whose bytes a big-endian encoding reverses: the element, or each part of a
+    /// complex number.
+    pub fn swap_unit(self) -> usize {
+        match self {
+            DataType::Complex64 => 4,
+            DataType::Complex128 => 8,
+            other => other.size(),
         }
     }
 }
@@ -81,6 +100,7 @@ pub enum Scalar {
     Int(i64),
     UInt(u64),
     Float(f64),
+    Complex(f64, f64),
 }
 
 /// A parsed fill value: the element's little-endian bytes plus its reported value.
@@ -137,14 +157,38 @@ impl FillValue {
                 };
                 FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f32::from_bits(bits) as f64) }
             }
-            DataType::Float64 => {
-                let bits = match hex_bits(v, 8) {
-                    Some(b) => b,
-                    None => float_value(v).ok_or_else(bad)?.to_bits(),
+            DataType::Float64 => Self::float64(v).ok_or_else(bad)?,
+            DataType::Complex64 | DataType::Complex128 => {
+                let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
+                let (re, im) = match v {
+                    Value::Array(p) if p.len() == 2 => (&p[0], &p[1]),
+                    _ => return Err(bad()),
                 };
-                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f64::from_bits(bits)) }
+                let (re, im) = (Self::parse(part, re)?, Self::parse(part, im)?);
+                let (Scalar::Float(a), Scalar::Float(b)) = (re.value, im.value) else { return Err(bad()) };
+                FillValue { bytes: [re.bytes, im.bytes].concat(), value: Scalar::Complex(a, b) }
             }
         })
+    }
+
+    fn float64(v: &Value) -> Option<FillValue> {
+        let bits = match hex_bits(v, 8) {
+            Some(b) => b,
+            None => float_value(v)?.to_bits(),
+        };
+        Some(FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f64::from_bits(bits)) })
+    }
+
+    /// All-zero bytes (formats without a fill value read absent chunks as 0).
+    pub fn zero(dtype: DataType) -> FillValue {
+        let value = match dtype {
+            DataType::Bool => Scalar::Bool(false),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Scalar::Int(0),
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
+            DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
+        };
+        FillValue { bytes: alloc::vec![0; dtype.size()], value }
     }
 
     fn int(x: i64, size: usize) -> FillValue {

@@ -2,6 +2,7 @@
 use super::codec::CodecChain;
 use super::dtype::{DataType, FillValue};
 use super::error::{err, Error, ErrorCode, Result};
+use super::grid::{Axis, Grid};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -34,8 +35,8 @@ impl KeyEncoding {
 pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     pub data_type: DataType,
-    /// The regular grid's chunk shape (the shard shape when sharded).
-    pub chunk_shape: Vec<u64>,
+    /// The grid of storage objects (shards when sharded).
+    pub grid: Grid,
     pub key_encoding: KeyEncoding,
     pub fill_value: FillValue,
     pub codecs: CodecChain,
@@ -87,6 +88,69 @@ pub(crate) fn named<'a>(v: &'a Value, what: &str) -> Result<(&'a str, Option<&'a
     }
 }
 
+/// `regular`, or `rectilinear` (zarr-extensions `chunk_shapes`, or MDIO's `chunkShape`): per
+/// axis a chunk size, or a list of sizes and `[size, repeat]` runs.
+pub(crate) fn parse_grid(v: &Value, shape: &[u64]) -> Result<Grid> {
+    let (name, conf) = named(v, "chunk_grid")?;
+    let axes = match name {
+        "regular" => {
+            let chunk = shape_of(conf.and_then(|c| c.get("chunk_shape")), "chunk_shape", false)?;
+            if chunk.len() != shape.len() {
+                return invalid("chunk_shape and shape have different lengths");
+            }
+            return Ok(Grid::regular(&chunk, shape));
+        }
+        "rectilinear" => {
+            let c =
+                conf.ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "rectilinear grid needs a configuration"))?;
+            match c.get("kind").and_then(Value::as_str) {
+                None | Some("inline") => {}
+                Some(k) => return err(ErrorCode::UnsupportedFormat, format!("unsupported rectilinear kind {k:?}")),
+            }
+            match c.get("chunk_shapes").or_else(|| c.get("chunkShape")).and_then(Value::as_array) {
+                Some(a) => a,
+                None => return invalid("rectilinear grid needs chunk_shapes"),
+            }
+        }
+        other => return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {other:?}")),
+    };
+    if axes.len() != shape.len() {
+        return invalid("rectilinear chunk_shapes and shape have different lengths");
+    }
+    let bad =
+        || Error::new(ErrorCode::InvalidMetadata, "rectilinear chunk sizes must be positive integers or [size, count]");
+    let mut out = Vec::new();
+    for (spec, &extent) in axes.iter().zip(shape) {
+        if let Some(chunk) = spec.as_u64() {
+            if chunk == 0 {
+                return Err(bad());
+            }
+            out.push(Axis::Regular { chunk, extent });
+            continue;
+        }
+        let mut sizes = Vec::new();
+        let mut covered = 0u64;
+        for item in spec.as_array().ok_or_else(bad)? {
+            let (size, count) = match item {
+                Value::Array(p) if p.len() == 2 => (p[0].as_u64().ok_or_else(bad)?, p[1].as_u64().ok_or_else(bad)?),
+                v => (v.as_u64().ok_or_else(bad)?, 1),
+            };
+            if size == 0 {
+                return Err(bad());
+            }
+            // Runs past the extent add nothing but could be huge: stop expanding there.
+            let needed = extent.saturating_sub(covered).div_ceil(size).max(1).min(count);
+            if sizes.len() as u64 + needed > (1 << 24) {
+                return err(ErrorCode::TooLarge, "too many chunks along one axis");
+            }
+            sizes.extend(core::iter::repeat(size).take(needed as usize));
+            covered = covered.saturating_add(size.saturating_mul(count));
+        }
+        out.push(Axis::explicit(&sizes, extent)?);
+    }
+    Ok(Grid { axes: out })
+}
+
 impl Node {
     pub fn parse(text: &[u8]) -> Result<Node> {
         let v: Value = serde_json::from_slice(text)
@@ -123,14 +187,7 @@ impl ArrayMetadata {
         let shape = shape_of(o.get("shape"), "shape", true)?;
         let data_type = DataType::parse(o.get("data_type").unwrap_or(&Value::Null))?;
 
-        let (grid, conf) = named(o.get("chunk_grid").unwrap_or(&Value::Null), "chunk_grid")?;
-        if grid != "regular" {
-            return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {grid:?}"));
-        }
-        let chunk_shape = shape_of(conf.and_then(|c| c.get("chunk_shape")), "chunk_shape", false)?;
-        if chunk_shape.len() != shape.len() {
-            return invalid("chunk_shape and shape have different lengths");
-        }
+        let grid = parse_grid(o.get("chunk_grid").unwrap_or(&Value::Null), &shape)?;
 
         let key_encoding = match o.get("chunk_key_encoding") {
             None => KeyEncoding::Default { separator: '/' },
@@ -154,7 +211,9 @@ impl ArrayMetadata {
         };
 
         let fill_value = FillValue::parse(data_type, o.get("fill_value").unwrap_or(&Value::Null))?;
-        let codecs = CodecChain::parse(o.get("codecs").unwrap_or(&Value::Null), &chunk_shape)?;
+        // Codecs are checked against the first chunk; shards of other shapes re-derive their index.
+        let first = grid.full(&alloc::vec![0; shape.len()]);
+        let codecs = CodecChain::parse(o.get("codecs").unwrap_or(&Value::Null), &first)?;
 
         if let Some(Value::Array(t)) = o.get("storage_transformers") {
             if !t.is_empty() {
@@ -181,16 +240,7 @@ impl ArrayMetadata {
             Some(_) => return invalid("dimension_names must be a list"),
         };
 
-        Ok(ArrayMetadata {
-            shape,
-            data_type,
-            chunk_shape,
-            key_encoding,
-            fill_value,
-            codecs,
-            attributes,
-            dimension_names,
-        })
+        Ok(ArrayMetadata { shape, data_type, grid, key_encoding, fill_value, codecs, attributes, dimension_names })
     }
 }
 

@@ -8,10 +8,13 @@ pub mod codec;
 pub mod dedup;
 pub mod dtype;
 pub mod error;
+pub mod grid;
 pub mod http;
 pub mod locate;
 pub mod metadata;
+pub mod open;
 pub mod selection;
 pub mod source;
+pub mod zarr;
 
 pub use error::{Error, ErrorCode, Result};

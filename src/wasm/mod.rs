@@ -2,11 +2,11 @@
 //! Everything here converts; the logic lives in `core`.
 extern crate std;
 
-use crate::core::array::{self, Chunk, Opened, ZarrArray};
+use crate::core::array::{Array as CoreArray, Chunk, Format};
 use crate::core::dtype::{DataType, Scalar};
 use crate::core::http::{HttpClient, Method, Request, Response};
+use crate::core::open::{self, Group, OpenOptions, Opened};
 use crate::core::selection::Sel;
-use crate::core::source::Config;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::rc::Rc;
@@ -136,7 +136,7 @@ fn index_of(v: &JsValue, what: &str) -> Result<u64> {
     }
 }
 
-fn parse_options(options: &JsValue) -> Result<(FetchClient, Config, Option<AbortSignal>)> {
+fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<AbortSignal>)> {
     let mut client = FetchClient::global().ok();
     if let Some(f) = get(options, "fetch") {
         let f: Function =
@@ -154,47 +154,60 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, Config, Option<Abort
         }
         client.headers = Rc::new(headers);
     }
-    let mut config = Config::default();
+    let mut o = OpenOptions::default();
     if let Some(b) = get(options, "cacheBytes").and_then(|b| b.as_f64()) {
-        config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
+        o.config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
     }
-    config.treat403_as_missing = get(options, "treat403AsMissing").and_then(|b| b.as_bool()).unwrap_or(false);
+    o.config.treat403_as_missing = get(options, "treat403AsMissing").and_then(|b| b.as_bool()).unwrap_or(false);
+    if let Some(f) = get(options, "format") {
+        let name = f.as_string().unwrap_or_default();
+        o.format = Some(Format::parse(&name).ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnsupportedFormat,
+                format!("unknown format {name:?} (zarr3, zarr2, zarr3-draft, precomputed)"),
+            )
+        })?);
+    }
+    o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
-    Ok((client, config, signal))
+    Ok((client, o, signal))
 }
 
 /// Open the array or group at `url`: resolves to a `WasmArray` or a `WasmGroup`.
 #[wasm_bindgen(js_name = openNode)]
 pub fn open_node(url: String, options: JsValue) -> Promise {
     future_to_promise(async move {
-        let (client, config, signal) = parse_options(&options).map_err(to_js)?;
+        let (client, options, signal) = parse_options(&options).map_err(to_js)?;
         let opening = client.with_signal(signal);
-        match array::open(&opening, &url, config).await.map_err(to_js)? {
+        match open::open(&opening, &url, options).await.map_err(to_js)? {
             Opened::Array(a) => Ok(WasmArray { inner: Rc::from(a), client }.into()),
-            Opened::Group { url, attributes } => Ok(WasmGroup { url, attributes }.into()),
+            Opened::Group(g) => Ok(WasmGroup { inner: g }.into()),
         }
     })
 }
 
 #[wasm_bindgen]
 pub struct WasmGroup {
-    url: String,
-    attributes: Map<String, Value>,
+    inner: Group,
 }
 
 #[wasm_bindgen]
 impl WasmGroup {
     pub fn meta(&self) -> JsValue {
+        let g = &self.inner;
         let o = Object::new();
-        set(&o, "url", self.url.as_str());
-        set(&o, "attributes", json_to_js(&self.attributes));
+        set(&o, "url", g.url());
+        set(&o, "root", g.root.as_str());
+        set(&o, "path", g.path.as_str());
+        set(&o, "format", g.format.name());
+        set(&o, "attributes", json_to_js(&g.attributes));
         o.into()
     }
 }
 
 #[wasm_bindgen]
 pub struct WasmArray {
-    inner: Rc<ZarrArray>,
+    inner: Rc<CoreArray>,
     client: FetchClient,
 }
 
@@ -206,6 +219,7 @@ fn fill_to_js(dtype: DataType, v: Scalar) -> JsValue {
         (_, Scalar::Int(i)) => (i as f64).into(),
         (_, Scalar::UInt(u)) => (u as f64).into(),
         (_, Scalar::Float(f)) => f.into(),
+        (_, Scalar::Complex(re, im)) => Array::of2(&re.into(), &im.into()).into(),
     }
 }
 
@@ -221,15 +235,21 @@ fn chunk_to_js(c: Chunk) -> JsValue {
 impl WasmArray {
     pub fn meta(&self) -> JsValue {
         let a = &self.inner;
+        let i = &a.info;
         let o = Object::new();
         set(&o, "url", a.url());
-        set(&o, "shape", numbers(&a.meta.shape));
+        set(&o, "format", i.format.name());
+        set(&o, "shape", numbers(&i.shape));
         set(&o, "dtype", a.dtype().name());
-        set(&o, "chunkShape", numbers(a.chunk_shape()));
-        set(&o, "shardShape", a.shard_shape().map_or(JsValue::NULL, |s| numbers(s).into()));
-        set(&o, "fillValue", fill_to_js(a.dtype(), a.meta.fill_value.value));
-        set(&o, "attributes", json_to_js(&a.meta.attributes));
-        let names = a.meta.dimension_names.as_ref().map_or(JsValue::NULL, |n| {
+        let regular = a.grid.chunk_shape();
+        set(&o, "chunkShape", regular.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
+        let irregular = || a.grid.axes.iter().map(|ax| JsValue::from(numbers(&ax.sizes()))).collect::<Array>();
+        set(&o, "chunkShapes", if regular.is_some() { JsValue::NULL } else { irregular().into() });
+        set(&o, "shardShape", i.shard_shape.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
+        set(&o, "fillValue", fill_to_js(a.dtype(), i.fill_value.value));
+        set(&o, "attributes", json_to_js(&i.attributes));
+        set(&o, "extra", json_to_js(&i.extra));
+        let names = i.dimension_names.as_ref().map_or(JsValue::NULL, |n| {
             n.iter().map(|x| x.as_deref().map_or(JsValue::NULL, JsValue::from)).collect::<Array>().into()
         });
         set(&o, "dimensionNames", names);
@@ -263,7 +283,7 @@ impl WasmArray {
     pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>) -> Promise {
         let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
         future_to_promise(async move {
-            let sel = parse_selection(&selection, a.meta.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
+            let sel = parse_selection(&selection, a.info.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
             a.region(&c, &sel).await.map(chunk_to_js).map_err(to_js)
         })
     }

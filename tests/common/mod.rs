@@ -4,29 +4,41 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use shardfetch::core::array::{open, Chunk, Opened, ZarrArray};
+use shardfetch::core::array::{Array, Chunk, Format};
+use shardfetch::core::dtype::Scalar;
 use shardfetch::core::http::{HttpClient, Method, Request};
+use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::selection::{for_each_index, Sel};
-use shardfetch::core::source::Config;
 
 pub struct Case {
     pub name: String,
     pub path: String,
+    /// Extra open options (`format`, `path`, `scale`).
+    pub open: Value,
     pub dtype: String,
     pub shape: Vec<u64>,
-    pub chunk_shape: Vec<u64>,
+    /// The regular read-chunk shape, or `None` for an irregular grid (then `chunk_shapes`).
+    pub chunk_shape: Option<Vec<u64>>,
+    pub chunk_shapes: Option<Vec<Vec<u64>>>,
     pub shard_shape: Option<Vec<u64>>,
     pub fill: String,
     pub expected: String,
     pub features: Vec<String>,
+    pub item_size: Option<usize>,
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
     v.as_array().map(|a| a.iter().filter_map(Value::as_u64).collect()).unwrap_or_default()
 }
 
+/// The manifests `manifests.json` lists.
+pub fn manifest_names(index: &[u8]) -> Vec<String> {
+    let m: Value = serde_json::from_slice(index).expect("manifests.json");
+    m["manifests"].as_array().expect("manifests").iter().map(|n| n.as_str().unwrap().into()).collect()
+}
+
 pub fn parse_manifest(text: &[u8]) -> (Vec<Case>, Vec<Value>) {
-    let m: Value = serde_json::from_slice(text).expect("manifest.json");
+    let m: Value = serde_json::from_slice(text).expect("manifest");
     let cases = m["cases"]
         .as_array()
         .expect("cases")
@@ -34,16 +46,67 @@ pub fn parse_manifest(text: &[u8]) -> (Vec<Case>, Vec<Value>) {
         .map(|c| Case {
             name: c["name"].as_str().unwrap().into(),
             path: c["path"].as_str().unwrap().into(),
+            open: c.get("open").cloned().unwrap_or(Value::Null),
             dtype: c["dtype"].as_str().unwrap().into(),
             shape: u64s(&c["shape"]),
-            chunk_shape: u64s(&c["chunkShape"]),
+            chunk_shape: c["chunkShape"].as_array().map(|_| u64s(&c["chunkShape"])),
+            chunk_shapes: c.get("chunkShapes").and_then(Value::as_array).map(|a| a.iter().map(u64s).collect()),
             shard_shape: c["shardShape"].as_array().map(|_| u64s(&c["shardShape"])),
             fill: c["fillValue"].as_str().unwrap().into(),
             expected: c["expected"].as_str().unwrap().into(),
             features: c["features"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().into()).collect(),
+            item_size: c.get("itemSize").and_then(Value::as_u64).map(|n| n as usize),
         })
         .collect();
     (cases, m["groups"].as_array().cloned().unwrap_or_default())
+}
+
+/// Every case and group of every listed manifest, read with `read(name)`.
+pub async fn all_cases<F, Fut>(read: F) -> (Vec<Case>, Vec<Value>)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = Vec<u8>>,
+{
+    let (mut cases, mut groups) = (Vec::new(), Vec::new());
+    for name in manifest_names(&read("manifests.json".into()).await) {
+        let (c, g) = parse_manifest(&read(name).await);
+        cases.extend(c);
+        groups.extend(g);
+    }
+    (cases, groups)
+}
+
+impl Case {
+    /// Chunk boundaries per axis from the manifest (the writer's grid, not ours).
+    pub fn starts(&self) -> Vec<Vec<u64>> {
+        match (&self.chunk_shape, &self.chunk_shapes) {
+            (Some(cs), _) => {
+                self.shape.iter().zip(cs).map(|(&s, &c)| (0..s.div_ceil(c).max(1)).map(|i| i * c).collect()).collect()
+            }
+            (None, Some(sizes)) => sizes
+                .iter()
+                .map(|a| {
+                    let mut at = 0;
+                    a.iter()
+                        .map(|&n| {
+                            at += n;
+                            at - n
+                        })
+                        .collect()
+                })
+                .collect(),
+            (None, None) => panic!("{}: neither chunkShape nor chunkShapes", self.name),
+        }
+    }
+
+    pub fn options(&self) -> OpenOptions {
+        let o = &self.open;
+        OpenOptions {
+            format: o.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
+            path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
+            ..OpenOptions::default()
+        }
+    }
 }
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
@@ -76,16 +139,20 @@ fn same(dtype: &str, a: &[u8], b: &[u8]) -> bool {
         "float64" => {
             f64::from_le_bytes(a.try_into().unwrap()).is_nan() && f64::from_le_bytes(b.try_into().unwrap()).is_nan()
         }
+        "complex64" => same("float32", &a[..4], &b[..4]) && same("float32", &a[4..], &b[4..]),
+        "complex128" => same("float64", &a[..8], &b[..8]) && same("float64", &a[8..], &b[8..]),
         _ => false,
     }
 }
 
-fn elem_size(dtype: &str) -> usize {
-    match dtype {
+fn elem_size(case: &Case) -> usize {
+    match case.dtype.as_str() {
         "bool" | "int8" | "uint8" => 1,
         "int16" | "uint16" | "float16" => 2,
         "int32" | "uint32" | "float32" => 4,
-        _ => 8,
+        "complex128" => 16,
+        "int64" | "uint64" | "float64" | "complex64" => 8,
+        other => case.item_size.unwrap_or_else(|| panic!("{}: dtype {other} needs itemSize", case.name)),
     }
 }
 
@@ -99,7 +166,7 @@ fn compare(
     dims: &[usize],
     what: &str,
 ) -> Result<(), String> {
-    let e = elem_size(&case.dtype);
+    let e = elem_size(case);
     let full = c_strides(&case.shape);
     let mut err = None;
     for_each_index(&got.shape, |idx| {
@@ -120,49 +187,68 @@ fn compare(
     err.map_or(Ok(()), Err)
 }
 
-async fn open_array<C: HttpClient>(c: &C, url: &str) -> Result<ZarrArray, String> {
-    match open(c, url, Config::default()).await.map_err(|e| e.to_string())? {
+async fn open_array<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Array, String> {
+    match open(c, url, options).await.map_err(|e| e.to_string())? {
         Opened::Array(a) => Ok(*a),
-        Opened::Group { .. } => Err(format!("{url} opened as a group")),
+        Opened::Group(_) => Err(format!("{url} opened as a group")),
+    }
+}
+
+fn fill_matches(value: Scalar, fill: &str) -> bool {
+    let float = |f: f64, text: &str| {
+        (f.is_nan() && (text.contains("NaN") || text.starts_with("0x")))
+            || text.parse::<f64>().ok() == Some(f)
+            || (f.is_infinite() && text.contains("Infinity") && text.starts_with('-') == (f < 0.0))
+    };
+    match value {
+        Scalar::Float(f) => float(f, fill),
+        Scalar::Int(i) => fill == i.to_string(),
+        Scalar::UInt(u) => fill == u.to_string(),
+        Scalar::Bool(b) => fill == b.to_string(),
+        Scalar::Complex(re, im) => match serde_json::from_str::<Value>(fill) {
+            Ok(Value::Array(p)) if p.len() == 2 => {
+                let text = |v: &Value| v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
+                float(re, &text(&p[0])) && float(im, &text(&p[1]))
+            }
+            _ => false,
+        },
     }
 }
 
 /// Metadata, every chunk through `chunk`, and several regions through `region`.
 pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result<(), String> {
     let expected = fetch_all(c, &format!("{base}/{}", case.expected)).await;
-    let a = open_array(c, &format!("{base}/data/{}", case.path)).await?;
+    let a = open_array(c, &format!("{base}/data/{}", case.path), case.options()).await?;
     let n = case.name.as_str();
-    if a.meta.shape != case.shape || a.dtype().name() != case.dtype {
-        return Err(format!("{n}: metadata {:?} {}", a.meta.shape, a.dtype().name()));
+    if a.info.shape != case.shape || a.dtype().name() != case.dtype {
+        return Err(format!("{n}: metadata {:?} {}", a.info.shape, a.dtype().name()));
     }
-    if a.chunk_shape() != case.chunk_shape.as_slice() || a.shard_shape().map(<[u64]>::to_vec) != case.shard_shape {
-        return Err(format!("{n}: chunk shape {:?} shard shape {:?}", a.chunk_shape(), a.shard_shape()));
+    let starts = case.starts();
+    let sizes: Vec<Vec<u64>> = a.grid.axes.iter().map(|ax| ax.sizes()).collect();
+    if a.grid.chunk_shape() != case.chunk_shape
+        || a.info.shard_shape != case.shard_shape
+        || (case.chunk_shapes.is_some() && Some(&sizes) != case.chunk_shapes.as_ref())
+    {
+        return Err(format!(
+            "{n}: chunk shape {:?} ({sizes:?}) shard shape {:?}",
+            a.grid.chunk_shape(),
+            a.info.shard_shape
+        ));
     }
-    let fill = format!("{:?}", a.meta.fill_value.value);
-    let fill_ok = match a.meta.fill_value.value {
-        shardfetch::core::dtype::Scalar::Float(f) if f.is_nan() => {
-            case.fill.contains("NaN") || case.fill.starts_with("0x")
-        }
-        shardfetch::core::dtype::Scalar::Float(f) => {
-            case.fill.parse::<f64>().ok() == Some(f) || (f.is_infinite() && case.fill.contains("Infinity"))
-        }
-        shardfetch::core::dtype::Scalar::Int(i) => case.fill == i.to_string(),
-        shardfetch::core::dtype::Scalar::UInt(u) => case.fill == u.to_string(),
-        shardfetch::core::dtype::Scalar::Bool(b) => case.fill == b.to_string(),
-    };
-    if !fill_ok {
-        return Err(format!("{n}: fill value {fill}, manifest says {}", case.fill));
+    if !fill_matches(a.info.fill_value.value, &case.fill) {
+        return Err(format!("{n}: fill value {:?}, manifest says {}", a.info.fill_value.value, case.fill));
     }
     let ndim = case.shape.len();
     let all: Vec<usize> = (0..ndim).collect();
     let mut chunks = 0;
     let mut result = Ok(());
-    let grid = a.grid();
+    let count: Vec<u64> =
+        if case.shape.contains(&0) { vec![0; ndim] } else { starts.iter().map(|s| s.len() as u64).collect() };
     let mut coords_list = Vec::new();
-    for_each_index(&grid, |g| coords_list.push(g.to_vec()));
+    for_each_index(&count, |g| coords_list.push(g.to_vec()));
     for g in coords_list {
         let chunk = a.chunk(c, &g).await.map_err(|e| format!("{n}: chunk {g:?}: {e}"))?;
-        let origin: Vec<u64> = g.iter().zip(&case.chunk_shape).map(|(g, s)| g * s).collect();
+        let origin: Vec<u64> = g.iter().zip(&starts).map(|(&g, s)| s[g as usize]).collect();
         result = result.and(compare(case, &expected, &chunk, &origin, &all, &format!("chunk {g:?}")));
         chunks += 1;
     }
@@ -171,14 +257,11 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
         return Err(format!("{n}: no chunks read"));
     }
     // Regions: everything; a window crossing chunk (and shard) edges; an index on axis 0.
+    let first: Vec<u64> = starts.iter().zip(&case.shape).map(|(s, &n)| s.get(1).copied().unwrap_or(n).max(1)).collect();
     let mut sels: Vec<Vec<Sel>> = vec![vec![Sel::All; ndim]];
     if ndim > 0 {
         sels.push(
-            case.shape
-                .iter()
-                .zip(&case.chunk_shape)
-                .map(|(&s, &c)| Sel::Range((c / 2).min(s), (c * 3 / 2 + 1).min(s)))
-                .collect(),
+            case.shape.iter().zip(&first).map(|(&s, &c)| Sel::Range((c / 2).min(s), (c * 3 / 2 + 1).min(s))).collect(),
         );
         let mut idx = vec![Sel::All; ndim];
         idx[0] = Sel::Index(case.shape[0] - 1);
@@ -206,16 +289,21 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
 pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<(), String> {
     let path = g["path"].as_str().unwrap();
     let url = format!("{base}/data/{path}");
-    match open(c, &url, Config::default()).await.map_err(|e| e.to_string())? {
-        Opened::Group { attributes, .. } => {
-            if Value::Object(attributes) != g["attributes"] {
+    let options = |child: &str| OpenOptions {
+        format: g.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
+        path: child.into(),
+        ..OpenOptions::default()
+    };
+    match open(c, &url, options("")).await.map_err(|e| e.to_string())? {
+        Opened::Group(group) => {
+            if Value::Object(group.attributes) != g["attributes"] {
                 return Err(format!("{path}: attributes differ"));
             }
         }
         Opened::Array(_) => return Err(format!("{path} opened as an array")),
     }
     for (child, kind) in g["children"].as_object().unwrap() {
-        let opened = open(c, &format!("{url}/{child}"), Config::default()).await.map_err(|e| e.to_string())?;
+        let opened = open(c, &url, options(child)).await.map_err(|e| e.to_string())?;
         let is_array = matches!(opened, Opened::Array(_));
         if is_array != (kind == "array") {
             return Err(format!("{path}/{child}: expected a {kind}"));

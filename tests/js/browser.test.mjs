@@ -10,11 +10,12 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../server.mjs";
+import { loadManifests } from "./check-fixtures.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const fixturesDir = path.join(repo, "tests/fixtures");
-const manifest = JSON.parse(fs.readFileSync(path.join(fixturesDir, "manifest.json"), "utf8"));
+const manifest = await loadManifests(async (rel) => JSON.parse(fs.readFileSync(path.join(fixturesDir, rel), "utf8")));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = [
   "--no-sandbox",

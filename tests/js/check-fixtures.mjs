@@ -1,4 +1,5 @@
-// Checks the shardfetch public API against the fixture manifest (tests/fixtures/manifest.json).
+// Checks the shardfetch public API against the fixture manifests (tests/fixtures/manifests.json
+// lists them; `loadManifests` merges them).
 // Runs unchanged in Node and in browsers/workers: no imports, the caller passes the API module,
 // the fixture data base URL and a loader for the expected arrays.
 //
@@ -22,7 +23,30 @@ const ELEMENT_SIZE = {
   int64: 8,
   uint64: 8,
   float64: 8,
+  complex64: 8,
+  complex128: 16,
 };
+
+/** Every manifest `manifests.json` lists, merged: `loadJson(relativePath)` → parsed JSON. */
+export async function loadManifests(loadJson) {
+  const index = await loadJson("manifests.json");
+  const merged = { cases: [], groups: [] };
+  for (const name of index.manifests) {
+    const m = await loadJson(name);
+    merged.cases.push(...(m.cases ?? []));
+    merged.groups.push(...(m.groups ?? []));
+  }
+  return merged;
+}
+
+/** Chunk start offsets per axis, from the writer's grid in the manifest. */
+function startsOf(c) {
+  if (c.chunkShape) return c.shape.map((n, k) => Array.from({ length: Math.max(1, Math.ceil(n / c.chunkShape[k])) }, (_, i) => i * c.chunkShape[k]));
+  return c.chunkShapes.map((sizes) => {
+    let at = 0;
+    return sizes.map((s) => ((at += s), at - s));
+  });
+}
 
 const prod = (a) => a.reduce((x, y) => x * y, 1);
 const eqArr = (a, b) =>
@@ -73,6 +97,14 @@ function hexToFloat(hex, dtype) {
 export function checkFill(dtype, expected, actual) {
   const bad = `fillValue ${show(actual)} (${typeof actual}) != ${expected}`;
   switch (dtype) {
+    case "complex64":
+    case "complex128": {
+      const want = JSON.parse(expected);
+      const part = dtype === "complex64" ? "float32" : "float64";
+      if (!Array.isArray(actual) || actual.length !== 2) return bad;
+      const e = [0, 1].map((i) => checkFill(part, typeof want[i] === "string" ? want[i] : String(want[i]), actual[i]));
+      return e[0] ?? e[1];
+    }
     case "bool":
       return actual === (expected === "true") ? null : bad;
     case "int64":
@@ -122,7 +154,14 @@ function hexBytes(u8, off, n) {
  */
 function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports) {
   const errs = [];
-  const { data, shape, stride } = res;
+  const { data } = res;
+  let { shape, stride } = res;
+  if (res.complex) {
+    // (re, im) pairs are a trailing axis of 2: compare whole complex elements.
+    if (shape.at(-1) !== 2 || stride.at(-1) !== 1) return [`complex result without a trailing axis of 2: [${shape}] [${stride}]`];
+    shape = shape.slice(0, -1);
+    stride = stride.slice(0, -1).map((s) => s / 2);
+  }
   const got = bytesOf(data);
   const ndim = arrShape.length;
   // C-order strides of the full array (elements)
@@ -190,9 +229,11 @@ export function selectionsFor(c) {
   const ndim = shape.length;
   const out = [["whole", shape.map(() => null)]];
   if (ndim === 0 || shape.some((n) => n === 0)) return out;
+  const starts = startsOf(c);
+  const first = starts.map((s, k) => s[1] ?? shape[k]);
   // A window crossing shard boundaries (or chunk boundaries when not sharded).
   const win = shape.map((n, k) => {
-    const chunk = c.chunkShape[k];
+    const chunk = first[k];
     const unit = c.shardShape ? c.shardShape[k] : chunk;
     const half = Math.max(1, Math.ceil(chunk / 2));
     if (unit < n) return [Math.max(0, unit - half - 1), Math.min(n, unit + half + 1)];
@@ -201,7 +242,7 @@ export function selectionsFor(c) {
   });
   out.push(["window", win]);
   // A window reaching the array's far edge.
-  out.push(["edge-window", shape.map((n, k) => [Math.max(0, n - c.chunkShape[k] - 1), n])]);
+  out.push(["edge-window", shape.map((n, k) => [Math.max(0, n - first[k] - 1), n])]);
   // An integer on the first axis (axis dropped).
   const i0 = Math.min(shape[0] - 1, Math.floor(shape[0] / 2) + 1);
   out.push([`int-axis0=${i0}`, [i0, ...shape.slice(1).map(() => null)]]);
@@ -217,17 +258,19 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
   const failures = [];
   let checks = 0;
   const fail = (msg) => failures.push(`${c.name}: ${msg}`);
-  const url = joinUrl(baseUrl, c.path);
-  const esize = ELEMENT_SIZE[c.dtype];
+  const root = joinUrl(baseUrl, c.path);
+  const url = joinUrl(root, c.open?.path ?? "");
+  const esize = ELEMENT_SIZE[c.dtype] ?? c.itemSize;
+  const complex = c.dtype.startsWith("complex");
   if (!esize) {
     fail(`unknown dtype ${c.dtype} in manifest`);
     return { failures, checks };
   }
   let arr;
   try {
-    arr = await api.openArray(url);
+    arr = await api.openArray(root, c.open ?? {});
   } catch (e) {
-    fail(`openArray(${url}) failed: ${errText(e)}`);
+    fail(`openArray(${root}, ${JSON.stringify(c.open ?? {})}) failed: ${errText(e)}`);
     return { failures, checks };
   }
   try {
@@ -235,7 +278,11 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
     checks++;
     if (!eqArr(Array.from(arr.shape), c.shape)) fail(`shape [${arr.shape}] != [${c.shape}]`);
     if (arr.dtype !== c.dtype) fail(`dtype ${arr.dtype} != ${c.dtype}`);
-    if (!eqArr(Array.from(arr.chunkShape), c.chunkShape)) fail(`chunkShape [${arr.chunkShape}] != [${c.chunkShape}]`);
+    const cs = arr.chunkShape == null ? null : Array.from(arr.chunkShape);
+    if (!eqArr(cs, c.chunkShape ?? null)) fail(`chunkShape ${show(cs)} != ${show(c.chunkShape)}`);
+    if (c.chunkShapes && JSON.stringify(arr.chunkShapes) !== JSON.stringify(c.chunkShapes)) {
+      fail(`chunkShapes ${JSON.stringify(arr.chunkShapes)} != ${JSON.stringify(c.chunkShapes)}`);
+    }
     const ss = arr.shardShape == null ? null : Array.from(arr.shardShape);
     if (!eqArr(ss, c.shardShape ?? null)) fail(`shardShape ${show(ss)} != ${show(c.shardShape ?? null)}`);
     const fillErr = checkFill(c.dtype, c.fillValue, arr.fillValue);
@@ -255,21 +302,23 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
     }
 
     // --- every chunk of the (innermost) chunk grid ---
-    const grid = c.shape.map((n, k) => Math.ceil(n / c.chunkShape[k]));
+    const starts = startsOf(c);
+    const grid = c.shape.some((n) => n === 0) ? c.shape.map(() => 0) : starts.map((s) => s.length);
     const nChunks = prod(grid);
     const coords = new Array(grid.length).fill(0);
     for (let i = 0; i < nChunks; i++) {
       checks++;
       const where = `getChunk([${coords}])`;
       try {
-        const res = await arr.getChunk(coords.slice());
-        const wantShape = coords.map((ci, k) => Math.min(c.chunkShape[k], c.shape[k] - ci * c.chunkShape[k]));
+        const res = { ...(await arr.getChunk(coords.slice())), complex };
+        const wantShape = coords.map((ci, k) => Math.min((starts[k][ci + 1] ?? c.shape[k]) - starts[k][ci], c.shape[k] - starts[k][ci]));
+        if (complex) wantShape.push(2);
         if (!eqArr(Array.from(res.shape), wantShape)) {
           fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         } else if (!Array.isArray(res.stride) || res.stride.length !== wantShape.length) {
           fail(`${where}: bad stride ${show(res.stride)}`);
         } else {
-          const axes = coords.map((ci, k) => [k, ci * c.chunkShape[k]]);
+          const axes = coords.map((ci, k) => [k, starts[k][ci]]);
           for (const m of compareRegion(res, expected, c.shape, esize, axes, [], maxReports)) fail(`${where}: ${m}`);
         }
       } catch (e) {
@@ -286,7 +335,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
       checks++;
       const where = `get(${label} ${JSON.stringify(sel)})`;
       try {
-        const res = await arr.get(sel);
+        const res = { ...(await arr.get(sel)), complex };
         const axes = [];
         const fixed = [];
         const wantShape = [];
@@ -301,6 +350,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
             wantShape.push(s[1] - s[0]);
           }
         });
+        if (complex) wantShape.push(2);
         if (!eqArr(Array.from(res.shape), wantShape)) fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         else {
           for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports)) fail(`${where}: ${m}`);
@@ -324,11 +374,12 @@ async function checkGroupCase(api, baseUrl, g) {
   let checks = 0;
   const name = `group ${g.path}`;
   const fail = (msg) => failures.push(`${name}: ${msg}`);
-  const url = joinUrl(baseUrl, g.path);
+  const root = joinUrl(baseUrl, g.path);
+  const url = joinUrl(root, g.open?.path ?? "");
   let group;
   checks++;
   try {
-    group = await api.open(url);
+    group = await api.open(root, g.open ?? {});
   } catch (e) {
     fail(`open(${url}) failed: ${errText(e)}`);
     return { failures, checks };
@@ -343,7 +394,7 @@ async function checkGroupCase(api, baseUrl, g) {
   }
   checks++;
   try {
-    await api.openArray(url);
+    await api.openArray(root, g.open ?? {});
     fail(`openArray on a group did not reject`);
   } catch (e) {
     if (e?.code !== "NotAnArray") fail(`openArray on a group: code ${e?.code} (${errText(e)}), expected NotAnArray`);
@@ -378,7 +429,7 @@ async function checkGroupCase(api, baseUrl, g) {
   checks++;
   try {
     const [child] = Object.keys(g.children ?? {});
-    if (child !== undefined) {
+    if (child !== undefined && !g.open) {
       const base = joinUrl(baseUrl, "");
       const node = await api.open(base + "/", { path: `/${g.path}/${child}/` });
       if (node.url.replace(/\/+$/, "") !== joinUrl(url, child)) fail(`open(base, {path}) url ${node.url}`);

@@ -2,6 +2,7 @@
 mod compress;
 pub mod sharding;
 
+use super::dtype::DataType;
 use super::error::{checked_bytes, err, Error, ErrorCode, Result};
 use super::metadata::{named, shape_of};
 use alloc::boxed::Box;
@@ -93,7 +94,8 @@ impl CodecChain {
     }
 
     /// Decode a whole chunk of `shape` (a plain chain only).
-    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64], elem: usize) -> Result<Decoded> {
+    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64], dtype: DataType) -> Result<Decoded> {
+        let (elem, unit) = (dtype.size(), dtype.swap_unit());
         let CodecChain::Plain { transposes, big_endian, bytes_codecs } = self else {
             return err(ErrorCode::UnsupportedCodec, "a sharded chunk cannot be decoded whole");
         };
@@ -111,8 +113,8 @@ impl CodecChain {
         if data.len() != nbytes {
             return err(ErrorCode::CorruptChunk, format!("decoded chunk has {} bytes, expected {nbytes}", data.len()));
         }
-        if *big_endian && elem > 1 {
-            data.chunks_exact_mut(elem).for_each(<[u8]>::reverse);
+        if *big_endian && unit > 1 {
+            data.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
         }
         // Undo the transposes as a change of strides: encoded axis k holds original axis p[k].
         let mut enc_shape: Vec<u64> = shape.to_vec();
@@ -176,7 +178,7 @@ mod tests {
             CodecChain::parse(&json!([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}]), &[2, 3])
                 .unwrap();
         // Encoded array is 3x2 (the transpose of [[0,1,2],[3,4,5]]) = [[0,3],[1,4],[2,5]].
-        let d = chain.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3], 1).unwrap();
+        let d = chain.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3], DataType::UInt8).unwrap();
         assert_eq!(d.strides, [1, 2]);
         let at = |i: u64, j: u64| d.bytes[(i * d.strides[0] + j * d.strides[1]) as usize];
         assert_eq!([at(0, 0), at(0, 2), at(1, 0), at(1, 2)], [0, 2, 3, 5]);
@@ -185,8 +187,11 @@ mod tests {
     #[test]
     fn big_endian_and_wrong_size() {
         let chain = CodecChain::parse(&json!([{"name":"bytes","configuration":{"endian":"big"}}]), &[2]).unwrap();
-        assert_eq!(chain.decode(alloc::vec![1, 2, 3, 4], &[2], 2).unwrap().bytes, [2, 1, 4, 3]);
-        assert_eq!(chain.decode(alloc::vec![1, 2, 3], &[2], 2).unwrap_err().code, ErrorCode::CorruptChunk);
+        assert_eq!(chain.decode(alloc::vec![1, 2, 3, 4], &[2], DataType::UInt16).unwrap().bytes, [2, 1, 4, 3]);
+        assert_eq!(
+            chain.decode(alloc::vec![1, 2, 3], &[2], DataType::UInt16).unwrap_err().code,
+            ErrorCode::CorruptChunk
+        );
     }
 
     #[test]

@@ -26,15 +26,7 @@ impl Sharding {
         let invalid = |m: String| Error::new(ErrorCode::InvalidMetadata, format!("sharding_indexed: {m}"));
         let conf = conf.ok_or_else(|| invalid("needs a configuration".into()))?;
         let chunk_shape = shape_of(conf.get("chunk_shape"), "sharding_indexed chunk_shape", false)?;
-        if chunk_shape.len() != shard_shape.len() || chunk_shape.iter().zip(shard_shape).any(|(c, s)| s % c != 0) {
-            return Err(invalid(format!(
-                "inner chunk shape {chunk_shape:?} does not divide the shard shape {shard_shape:?}"
-            )));
-        }
-        let chunks_per_shard: Vec<u64> = shard_shape.iter().zip(&chunk_shape).map(|(s, c)| s / c).collect();
-        let n_chunks = chunks_per_shard.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
-        let n_chunks = n_chunks.ok_or_else(|| invalid("too many inner chunks".into()))?;
-        checked_bytes(&chunks_per_shard, 16)?;
+        let (chunks_per_shard, n_chunks) = chunks_per_shard(&chunk_shape, shard_shape)?;
         let inner = CodecChain::parse(conf.get("codecs").unwrap_or(&Value::Null), &chunk_shape)?;
 
         let index_codecs = conf.get("index_codecs").and_then(Value::as_array);
@@ -60,6 +52,12 @@ impl Sharding {
         Ok(Sharding { chunk_shape, chunks_per_shard, inner, index_big_endian, index_crc, index_at_start, n_chunks })
     }
 
+    /// The same sharding applied to a shard of another shape (shards of a rectilinear grid).
+    pub fn for_shard(&self, shard_shape: &[u64]) -> Result<Sharding> {
+        let (chunks_per_shard, n_chunks) = chunks_per_shard(&self.chunk_shape, shard_shape)?;
+        Ok(Sharding { chunks_per_shard, n_chunks, ..self.clone() })
+    }
+
     pub fn index_len(&self) -> u64 {
         self.n_chunks * 16 + if self.index_crc { 4 } else { 0 }
     }
@@ -68,6 +66,21 @@ impl Sharding {
     pub fn position(&self, coords: &[u64]) -> u64 {
         coords.iter().zip(&self.chunks_per_shard).fold(0, |acc, (&c, &n)| acc * n + c)
     }
+}
+
+/// Inner chunks per shard axis, and in all; the index must fit in memory.
+fn chunks_per_shard(chunk_shape: &[u64], shard_shape: &[u64]) -> Result<(Vec<u64>, u64)> {
+    if chunk_shape.len() != shard_shape.len() || chunk_shape.iter().zip(shard_shape).any(|(c, s)| s % c != 0) {
+        return err(
+            ErrorCode::InvalidMetadata,
+            format!(
+                "sharding_indexed: inner chunk shape {chunk_shape:?} does not divide the shard shape {shard_shape:?}"
+            ),
+        );
+    }
+    let per: Vec<u64> = shard_shape.iter().zip(chunk_shape).map(|(s, c)| s / c).collect();
+    checked_bytes(&per, 16)?;
+    Ok((per.clone(), per.iter().product()))
 }
 
 impl IndexFormat for Sharding {

@@ -1,0 +1,148 @@
+//! Opening a node (array or group) of any supported format, detecting the format when the
+//! caller does not name it.
+use super::array::{Array, Format, Info};
+use super::error::{err, Error, ErrorCode, Result};
+use super::http::{ByteRange, HttpClient};
+use super::metadata::{ArrayMetadata, Node};
+use super::source::{Config, Source};
+use super::zarr::ZarrLayout;
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+#[derive(Clone, Debug, Default)]
+pub struct OpenOptions {
+    /// `None`: detect.
+    pub format: Option<Format>,
+    /// The node's path under the URL (the store root for the draft layout).
+    pub path: String,
+    pub config: Config,
+}
+
+pub struct Group {
+    pub format: Format,
+    /// The URL the caller gave (a store root for the draft layout), and the node's path under it.
+    pub root: String,
+    pub path: String,
+    pub attributes: Map<String, Value>,
+}
+
+impl Group {
+    /// The group's own URL.
+    pub fn url(&self) -> String {
+        join(&self.root, &self.path)
+    }
+}
+
+pub enum Opened {
+    Array(Box<Array>),
+    Group(Group),
+}
+
+/// `https://h/a.zarr?sig=1` → (`https://h/a.zarr`, `?sig=1`): keys go before the query.
+fn split_url(url: &str) -> (String, String) {
+    let (base, query) = match url.find(['?', '#']) {
+        Some(i) => url.split_at(i),
+        None => (url, ""),
+    };
+    (String::from(base.trim_end_matches('/')), String::from(query))
+}
+
+fn join(base: &str, path: &str) -> String {
+    let path = path.trim_matches('/');
+    if path.is_empty() {
+        String::from(base)
+    } else {
+        format!("{base}/{path}")
+    }
+}
+
+/// Where a node lives: the store root and the node's path, with the URL's query kept apart.
+struct Place {
+    root: String,
+    path: String,
+    query: String,
+}
+
+impl Place {
+    fn node(&self) -> String {
+        join(&self.root, &self.path)
+    }
+    /// URL of `name` inside the node.
+    fn file(&self, name: &str) -> String {
+        format!("{}/{name}{}", self.node(), self.query)
+    }
+}
+
+/// Open the node at `url` (+ `options.path`).
+pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
+    let (url, forced) = match url.strip_prefix("precomputed://") {
+        Some(rest) => (rest, Some(Format::Precomputed)),
+        None => (url, options.format),
+    };
+    let (root, query) = split_url(url);
+    let place = Place { root, path: String::from(options.path.trim_matches('/')), query };
+    let source = Rc::new(Source::new(options.config));
+    let s = &source;
+    match forced {
+        Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
+            Some(text) => open_v3(&place, &text, source.clone()),
+            None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
+        },
+        Some(f) => {
+            err(ErrorCode::UnsupportedFormat, format!("{}: format {:?} is not supported yet", place.node(), f.name()))
+        }
+        None => {
+            // Zarr v3 first (the common case costs one request), then the others.
+            if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
+                return open_v3(&place, &text, source.clone());
+            }
+            Err(not_found(&place.node(), "no Zarr v3 array or group here (zarr.json not found)"))
+        }
+    }
+}
+
+fn not_found(url: &str, why: &str) -> Error {
+    Error::new(ErrorCode::NotFound, format!("{url}: not found ({why})"))
+}
+
+/// A whole small object (metadata), `None` when absent.
+async fn get<C: HttpClient>(c: &C, source: &Source, url: &str) -> Result<Option<Vec<u8>>> {
+    Ok(source.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
+}
+
+fn open_v3(place: &Place, text: &[u8], source: Rc<Source>) -> Result<Opened> {
+    let meta_url = place.file("zarr.json");
+    match Node::parse(text).map_err(|e| e.at(&meta_url))? {
+        Node::Group { attributes } => Ok(Opened::Group(Group {
+            format: Format::Zarr3,
+            root: place.root.clone(),
+            path: place.path.clone(),
+            attributes,
+        })),
+        Node::Array(meta) => {
+            let array = zarr_array(place, Format::Zarr3, meta, source).map_err(|e| e.at(&meta_url))?;
+            Ok(Opened::Array(Box::new(array)))
+        }
+    }
+}
+
+/// An array of any Zarr flavour, once its metadata is in [`ArrayMetadata`] form.
+fn zarr_array(place: &Place, format: Format, meta: ArrayMetadata, source: Rc<Source>) -> Result<Array> {
+    let layout = ZarrLayout::new(meta.grid, meta.key_encoding, meta.codecs, meta.data_type)?;
+    let info = Info {
+        format,
+        shape: meta.shape,
+        dtype: meta.data_type,
+        fill_value: meta.fill_value,
+        shard_shape: layout.shard_shape(),
+        attributes: meta.attributes,
+        dimension_names: meta.dimension_names,
+        extra: Map::new(),
+    };
+    let grid = layout.read_grid().clone();
+    Ok(Array::new(place.node(), place.query.clone(), info, grid, Box::new(layout), source))
+}
