@@ -15,6 +15,7 @@ pub mod metadata;
 pub mod open;
 pub mod selection;
 pub mod source;
+pub mod v2;
 pub mod zarr;
 
 pub use error::{Error, ErrorCode, Result};

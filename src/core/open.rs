@@ -5,12 +5,14 @@ use super::error::{err, Error, ErrorCode, Result};
 use super::http::{ByteRange, HttpClient};
 use super::metadata::{ArrayMetadata, Node};
 use super::source::{Config, Source};
+use super::v2;
 use super::zarr::ZarrLayout;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use futures_util::future::join as both;
 use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, Default)]
@@ -92,17 +94,53 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             Some(text) => open_v3(&place, &text, source.clone()),
             None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
         },
+        Some(Format::Zarr2) => {
+            // Both at once: every v2 node may have attributes.
+            let (zarray, zattrs) = both(get(c, s, &place.file(".zarray")), get(c, s, &place.file(".zattrs"))).await;
+            let attributes = v2::parse_attributes(zattrs?.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
+            match zarray? {
+                Some(text) => open_v2_array(&place, &text, attributes, source.clone()),
+                None => match get(c, s, &place.file(".zgroup")).await? {
+                    Some(text) => open_v2_group(&place, &text, attributes),
+                    None => Err(not_found(&place.node(), "no .zarray or .zgroup: not a Zarr v2 array or group")),
+                },
+            }
+        }
         Some(f) => {
             err(ErrorCode::UnsupportedFormat, format!("{}: format {:?} is not supported yet", place.node(), f.name()))
         }
         None => {
-            // Zarr v3 first (the common case costs one request), then the others.
+            // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
                 return open_v3(&place, &text, source.clone());
             }
-            Err(not_found(&place.node(), "no Zarr v3 array or group here (zarr.json not found)"))
+            if let Some(text) = get(c, s, &place.file(".zarray")).await? {
+                let attributes = v2_attributes(c, s, &place).await?;
+                return open_v2_array(&place, &text, attributes, source.clone());
+            }
+            if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
+                let attributes = v2_attributes(c, s, &place).await?;
+                return open_v2_group(&place, &text, attributes);
+            }
+            Err(not_found(&place.node(), "no zarr.json, .zarray or .zgroup here"))
         }
     }
+}
+
+async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Place) -> Result<Map<String, Value>> {
+    let url = place.file(".zattrs");
+    v2::parse_attributes(get(c, source, &url).await?.as_deref()).map_err(|e| e.at(&url))
+}
+
+fn open_v2_array(place: &Place, text: &[u8], attributes: Map<String, Value>, source: Rc<Source>) -> Result<Opened> {
+    let url = place.file(".zarray");
+    let meta = v2::parse_array(text, attributes).map_err(|e| e.at(&url))?;
+    Ok(Opened::Array(Box::new(zarr_array(place, Format::Zarr2, meta, source).map_err(|e| e.at(&url))?)))
+}
+
+fn open_v2_group(place: &Place, text: &[u8], attributes: Map<String, Value>) -> Result<Opened> {
+    v2::check_group(text).map_err(|e| e.at(&place.file(".zgroup")))?;
+    Ok(Opened::Group(Group { format: Format::Zarr2, root: place.root.clone(), path: place.path.clone(), attributes }))
 }
 
 fn not_found(url: &str, why: &str) -> Error {

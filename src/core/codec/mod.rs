@@ -17,6 +17,36 @@ pub enum BytesCodec {
     Gzip,
     Zstd,
     Crc32c,
+    Blosc,
+    /// A zlib stream (numcodecs `zlib`).
+    Zlib,
+    /// numcodecs `lz4`: the decoded size (4 bytes, little endian), then an LZ4 block.
+    Lz4,
+}
+
+impl BytesCodec {
+    /// A numcodecs-style compressor: Zarr v2 `{"id": "zlib", …}` or the draft v3
+    /// `{"codec": "https://purl.org/zarr/spec/codec/zlib/1.0", …}`; `null` is none.
+    pub fn numcodecs(v: &Value) -> Result<Option<BytesCodec>> {
+        let id = match v {
+            Value::Null => return Ok(None),
+            Value::Object(o) => match (o.get("id"), o.get("codec")) {
+                (Some(Value::String(id)), _) => id.as_str(),
+                (_, Some(Value::String(url))) => url.trim_end_matches('/').rsplit('/').nth(1).unwrap_or(url),
+                _ => return Err(Error::new(ErrorCode::InvalidMetadata, "compressor needs an \"id\"")),
+            },
+            _ => return Err(Error::new(ErrorCode::InvalidMetadata, "compressor must be an object or null")),
+        };
+        Ok(Some(match id {
+            "gzip" => BytesCodec::Gzip,
+            "zstd" => BytesCodec::Zstd,
+            "blosc" => BytesCodec::Blosc,
+            "zlib" => BytesCodec::Zlib,
+            "lz4" => BytesCodec::Lz4,
+            "crc32c" => BytesCodec::Crc32c,
+            other => return unsupported(other, ""),
+        }))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,7 +88,7 @@ impl CodecChain {
             let stage = match name {
                 "transpose" => 0,
                 "bytes" | "sharding_indexed" => 1,
-                "gzip" | "zstd" | "crc32c" => 2,
+                "gzip" | "zstd" | "crc32c" | "blosc" => 2,
                 other => return unsupported(other, ""),
             };
             let have = if !bytes_codecs.is_empty() {
@@ -76,6 +106,7 @@ impl CodecChain {
                 "gzip" => bytes_codecs.push(BytesCodec::Gzip),
                 "zstd" => bytes_codecs.push(BytesCodec::Zstd),
                 "crc32c" => bytes_codecs.push(BytesCodec::Crc32c),
+                "blosc" => bytes_codecs.push(BytesCodec::Blosc),
                 _ => a2b = Some((name.into(), conf)),
             }
         }
@@ -108,6 +139,9 @@ impl CodecChain {
                 BytesCodec::Gzip => compress::gunzip(&data, limit)?,
                 BytesCodec::Zstd => compress::unzstd(&data, limit)?,
                 BytesCodec::Crc32c => compress::strip_crc32c(data)?,
+                BytesCodec::Blosc | BytesCodec::Zlib | BytesCodec::Lz4 => {
+                    return unsupported(&format!("{codec:?}").to_lowercase(), " (decoder not built in yet)")
+                }
             };
         }
         if data.len() != nbytes {
