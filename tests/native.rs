@@ -467,3 +467,50 @@ fn lying_content_range_is_corrupt() {
     };
     assert_eq!(block_on(a.chunk(&Liar, &[0, 0])).unwrap_err().code, ErrorCode::CorruptShard);
 }
+
+/// A region covering whole shards: one index request and one data request per shard, however
+/// the writer ordered the chunks (tensorstore: C order after a start index; zarr-python:
+/// Morton order before an end index).
+#[test]
+fn a_region_of_one_shard_is_index_plus_one_request() {
+    for (path, shard) in [("ts/shard_start_nocrc", 32u64), ("zp/shard_gzip_end", 64)] {
+        let c = FileClient::new(Mode::Normal);
+        let a = open_array(&c, path, Config::default()).unwrap();
+        c.reset();
+        block_on(a.region(&c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
+        let log = c.log.borrow().clone();
+        assert_eq!(log.len(), 2, "{path}: {log:?}");
+        assert!(log.iter().all(|r| r.1.ends_with("/c/0/0")), "{path}: {log:?}");
+        let st = a.source().stats();
+        assert_eq!(st.merged_requests, 1, "{path}: {st:?}");
+        assert!(st.chunks > 1, "{path}: {st:?}");
+        // Warm: the index is cached, the data is one request again.
+        c.reset();
+        block_on(a.region(&c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
+        assert_eq!(c.requests(), 1, "{path} warm: {:?}", c.log.borrow());
+    }
+}
+
+/// Chunks asked for together share requests too, each with its own result; a tiny merge gap
+/// splits them again.
+#[test]
+fn chunks_asked_together_share_requests() {
+    let k = case("zp_shard_gzip_end");
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, &k.path, Config::default()).unwrap();
+    let list: Vec<Vec<u64>> = (0..4).flat_map(|y| (0..4).map(move |x| vec![y, x])).chain([vec![99, 0]]).collect();
+    c.reset();
+    let got = block_on(a.chunks(&c, &list));
+    assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
+    assert_eq!(got.last().unwrap().as_ref().unwrap_err().code, ErrorCode::InvalidSelection);
+    for (coords, r) in list.iter().zip(&got).take(16) {
+        let one = block_on(a.chunk(&c, coords)).unwrap();
+        assert_eq!(r.as_ref().unwrap(), &one, "chunk {coords:?} read alone and together differ");
+    }
+    let split = Config { merge_gap: 0, merge_max: 1, ..Config::default() };
+    let a = open_array(&c, &k.path, split).unwrap();
+    c.reset();
+    let _ = block_on(a.chunks(&c, &list));
+    let present = got.iter().take(16).count();
+    assert!(c.requests() > 2 && c.requests() <= present + 1, "{}", c.requests());
+}

@@ -114,6 +114,13 @@ export interface OpenOptions {
   cacheBytes?: number;
   /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */
   treat403AsMissing?: boolean;
+  /**
+   * Chunks of one object wanted together (a `get`, or `getChunk` calls made in the same task)
+   * are read with one request when fewer than `mergeGap` bytes lie between them (default
+   * 256 KiB) and the request stays within `mergeMax` bytes (default 16 MiB).
+   */
+  mergeGap?: number;
+  mergeMax?: number;
 }
 
 /** Options of a single read. */
@@ -218,6 +225,8 @@ function wasmOptions(options: OpenOptions): WasmOptions {
   if (options.cacheBytes !== undefined) o.cacheBytes = options.cacheBytes;
   if (options.treat403AsMissing !== undefined) o.treat403AsMissing = options.treat403AsMissing;
   if (options.path !== undefined) o.path = options.path;
+  if (options.mergeGap !== undefined) o.mergeGap = options.mergeGap;
+  if (options.mergeMax !== undefined) o.mergeMax = options.mergeMax;
   if (options.format !== undefined) o.format = options.format;
   return o;
 }
@@ -307,6 +316,18 @@ export interface ArrayStats {
   indexHits: number;
   /** Shard indexes fetched (including missing shards). */
   indexFetches: number;
+  /** Chunks read from storage (absent chunks not counted). */
+  chunks: number;
+  /** Requests that served more than one chunk (neighbours merged). */
+  mergedRequests: number;
+}
+
+/** A `getChunk` call waiting for the end of the current task, to be read with its neighbours. */
+interface Pending {
+  coords: number[];
+  signal: AbortSignal | undefined;
+  resolve: (r: ChunkResult) => void;
+  reject: (e: unknown) => void;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -385,12 +406,46 @@ export class ShardedArray {
     if (!Array.isArray(coords)) throw new ShardfetchError("InvalidSelection", "chunk coordinates must be an array");
     await initialize();
     checkSignal(signal);
+    this.#live();
+    // Calls issued in the same task are read together: neighbours in a shard share requests.
+    const result = new Promise<ChunkResult>((resolve, reject) => {
+      if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
+      this.#pending.push({ coords: Array.from(coords), signal, resolve, reject });
+    });
+    return raceAbort(result, signal);
+  }
+
+  #pending: Pending[] = [];
+
+  #flush(): void {
+    const batch = this.#pending.filter((p) => !p.signal?.aborted);
+    this.#pending = [];
+    if (batch.length === 0) return;
+    let handle: WasmArray;
     try {
-      const chunk = await raceAbort(this.#live().getChunk(Array.from(coords), signal ?? null), signal);
-      return toResult(chunk, this.#ctor, this.#complex);
+      handle = this.#live();
     } catch (e) {
-      throw toError(e);
+      for (const p of batch) p.reject(toError(e));
+      return;
     }
+    // The shared read stops only when every caller in it has given up.
+    const ctl = new AbortController();
+    if (batch.every((p) => p.signal)) {
+      let live = batch.length;
+      const onAbort = () => {
+        if (--live === 0) ctl.abort();
+      };
+      for (const p of batch) p.signal?.addEventListener("abort", onAbort, { once: true });
+    }
+    handle.getChunks(batch.map((p) => p.coords), ctl.signal).then(
+      (results) =>
+        batch.forEach((p, i) => {
+          const r = results[i];
+          if (r === undefined || "error" in r) p.reject(toError(r?.error ?? "missing result"));
+          else p.resolve(toResult(r, this.#ctor, this.#complex));
+        }),
+      (e: unknown) => batch.forEach((p) => p.reject(toError(e))),
+    );
   }
 
   /**

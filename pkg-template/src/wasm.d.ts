@@ -13,6 +13,8 @@ declare module "*/wasm/shardfetch.js" {
     treat403AsMissing?: boolean;
     path?: string;
     format?: string;
+    mergeGap?: number;
+    mergeMax?: number;
   }
 
   export interface WasmArrayMeta {
@@ -51,8 +53,16 @@ declare module "*/wasm/shardfetch.js" {
     private constructor();
     meta(): WasmArrayMeta;
     getChunk(coords: number[], signal?: AbortSignal | null): Promise<WasmChunk>;
+    getChunks(list: number[][], signal?: AbortSignal | null): Promise<(WasmChunk | { error: unknown })[]>;
     get(selection: WasmSelectionItem[], signal?: AbortSignal | null): Promise<WasmChunk>;
-    stats(): { requests: number; bytes: number; indexHits: number; indexFetches: number };
+    stats(): {
+      requests: number;
+      bytes: number;
+      indexHits: number;
+      indexFetches: number;
+      chunks: number;
+      mergedRequests: number;
+    };
     free(): void;
   }
 

@@ -2,13 +2,16 @@
 //! read path (chunks and regions) shared by all of them.
 use super::codec::{c_strides, Decoded};
 use super::dtype::{DataType, FillValue};
-use super::error::{checked_bytes, err, ErrorCode, Result};
+use super::error::{checked_bytes, err, Error, ErrorCode, Result};
 use super::grid::Grid;
+use super::http::ByteRange;
 use super::http::HttpClient;
-use super::locate::IndexFormat;
+use super::locate::{IndexFormat, Region as ByteRegion};
+use super::merge::merge;
 use super::selection::{copy_box, for_each_index, Place, Region, Sel};
 use super::source::Source;
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -137,29 +140,138 @@ impl Array {
         Ok(())
     }
 
-    /// The decoded chunk at read-grid `coords`, `None` when it is absent (fill value).
-    async fn read_decoded<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Option<Decoded>> {
+    /// The object URL of read chunk `coords` and the chunk's region in it (`None`: absent).
+    async fn locate<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<(String, Option<ByteRegion>)> {
         let at = self.layout.locate(coords).map_err(|e| e.at(&self.url))?;
         let url = self.key_url(&at.key);
         let levels: Vec<(&dyn IndexFormat, u64)> = at.levels.iter().map(|(f, k)| (&**f, *k)).collect();
-        let Some(encoded) = self.source.read_chunk(c, &url, &levels).await? else { return Ok(None) };
-        self.layout.decode(coords, encoded).map(Some).map_err(|e| e.at(&url))
+        let region = self.source.locate(c, &url, &levels).await?;
+        Ok((url, region))
+    }
+
+    /// Read and decode the chunks at `list` (read-grid coordinates) with as few requests as
+    /// the layout allows: locate them all (index reads are shared), merge neighbouring spans of
+    /// each object, fetch the runs concurrently, and hand each chunk to `done` as its bytes
+    /// arrive (`None`: absent). An error from `done` stops the read.
+    pub async fn read_many<C: HttpClient>(
+        &self,
+        c: &C,
+        list: &[Vec<u64>],
+        mut done: impl FnMut(usize, Result<Option<Decoded>>) -> Result<()>,
+    ) -> Result<()> {
+        // 1. Where every chunk is.
+        let mut located: Vec<(usize, Result<(String, Option<ByteRegion>)>)> =
+            stream::iter(list.iter().enumerate().map(|(i, coords)| async move { (i, self.locate(c, coords).await) }))
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+        located.sort_by_key(|(i, _)| *i);
+        // 2. One job per run of neighbouring spans of one object (whole objects alone).
+        let mut by_url: BTreeMap<String, Vec<(usize, ByteRegion)>> = BTreeMap::new();
+        for (i, r) in located {
+            match r {
+                Err(e) => done(i, Err(e))?,
+                Ok((_, None)) => done(i, Ok(None))?,
+                Ok((url, Some(region))) => by_url.entry(url).or_default().push((i, region)),
+            }
+        }
+        let config = self.source.config();
+        let mut jobs: Vec<(String, ByteRange, Vec<(usize, u64, Option<u64>)>)> = Vec::new();
+        for (url, wanted) in by_url {
+            let (spans, whole): (Vec<_>, Vec<_>) = wanted.into_iter().partition(|(_, r)| r.len.is_some());
+            for (i, _) in whole {
+                jobs.push((url.clone(), ByteRange::Full, alloc::vec![(i, 0, None)]));
+            }
+            let offsets: Vec<(u64, u64)> = spans.iter().map(|(_, r)| (r.offset, r.len.unwrap_or(0))).collect();
+            for run in merge(&offsets, config.merge_gap, config.merge_max) {
+                let members = run.members.iter().map(|&(k, at)| (spans[k].0, at, Some(offsets[k].1))).collect();
+                jobs.push((url.clone(), ByteRange::Range { offset: run.offset, len: run.len }, members));
+            }
+        }
+        // 3. Fetch, split, decode.
+        let mut fetches = stream::iter(jobs.into_iter().map(|(url, range, members)| async move {
+            let got = self.source.read(c, &url, range).await;
+            (url, got, members)
+        }))
+        .buffer_unordered(CONCURRENCY);
+        while let Some((url, got, members)) = fetches.next().await {
+            let fetched = match got {
+                Ok(Some(f)) => f,
+                Ok(None) => {
+                    // The object went missing between reading its index and its chunks.
+                    members.iter().try_for_each(|m| done(m.0, Ok(None)))?;
+                    continue;
+                }
+                Err(e) => {
+                    members.iter().try_for_each(|m| done(m.0, Err(e.clone())))?;
+                    continue;
+                }
+            };
+            self.source.count_chunks(members.len());
+            let single = members.len() == 1 && members[0].1 == 0;
+            let mut bytes = Some(fetched.bytes);
+            for (i, at, len) in members {
+                let piece = match (single, len) {
+                    (true, _) | (_, None) => bytes.take().unwrap_or_default(),
+                    (false, Some(n)) => match bytes.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
+                        Some(p) => p.to_vec(),
+                        None => {
+                            done(i, Err(Error::new(ErrorCode::CorruptShard, format!("{url}: short read"))))?;
+                            continue;
+                        }
+                    },
+                };
+                done(i, self.layout.decode(&list[i], piece).map(Some).map_err(|e| e.at(&url)))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn fill_chunk(&self, coords: &[u64]) -> Result<Chunk> {
+        let shape = self.grid.clipped(coords);
+        let n = checked_bytes(&shape, 1)?;
+        Ok(Chunk { bytes: self.info.fill_value.repeat(n), stride: c_strides(&shape), shape })
     }
 
     /// One chunk of the read-chunk grid.
     pub async fn chunk<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Chunk> {
         self.check_coords(coords)?;
-        let shape = self.grid.clipped(coords);
-        match self.read_decoded(c, coords).await? {
-            Some(d) => Ok(Chunk { bytes: d.bytes, shape, stride: d.strides }),
-            None => {
-                let n = checked_bytes(&shape, 1)?;
-                Ok(Chunk { bytes: self.info.fill_value.repeat(n), stride: c_strides(&shape), shape })
-            }
-        }
+        let (url, region) = self.locate(c, coords).await?;
+        let Some(region) = region else { return self.fill_chunk(coords) };
+        let Some(f) = self.source.read(c, &url, region.range()).await? else { return self.fill_chunk(coords) };
+        self.source.count_chunks(1);
+        let d = self.layout.decode(coords, f.bytes).map_err(|e| e.at(&url))?;
+        Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(coords), stride: d.strides })
     }
 
-    /// A region: every chunk it touches is read concurrently and copied into place.
+    /// Several chunks wanted together, each with its own result; neighbours in one object share
+    /// requests.
+    pub async fn chunks<C: HttpClient>(&self, c: &C, list: &[Vec<u64>]) -> Vec<Result<Chunk>> {
+        let mut out: Vec<Option<Result<Chunk>>> =
+            list.iter().map(|coords| self.check_coords(coords).err().map(Err)).collect();
+        let valid: Vec<usize> = (0..list.len()).filter(|&i| out[i].is_none()).collect();
+        let wanted: Vec<Vec<u64>> = valid.iter().map(|&i| list[i].clone()).collect();
+        let r = self
+            .read_many(c, &wanted, |k, d| {
+                let i = valid[k];
+                out[i] = Some(match d {
+                    Ok(Some(d)) => Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(&list[i]), stride: d.strides }),
+                    Ok(None) => self.fill_chunk(&list[i]),
+                    Err(e) => Err(e),
+                });
+                Ok(())
+            })
+            .await;
+        out.into_iter()
+            .map(|o| match (o, &r) {
+                (Some(x), _) => x,
+                (None, Err(e)) => Err(e.clone()),
+                (None, Ok(())) => Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")),
+            })
+            .collect()
+    }
+
+    /// A region: every chunk it touches is read (see [`read_many`](Self::read_many)) and copied into place.
     pub async fn region<C: HttpClient>(&self, c: &C, sel: &[Sel]) -> Result<Chunk> {
         let region = Region::new(sel, &self.info.shape).map_err(|e| e.at(&self.url))?;
         let extent = region.extent();
@@ -176,13 +288,9 @@ impl Array {
         let mut chunks = Vec::new();
         for_each_index(&count, |i| chunks.push(i.iter().zip(&first).map(|(i, f)| i + f).collect::<Vec<u64>>()));
 
-        let mut reads = stream::iter(chunks.into_iter().map(|coords| async move {
-            let d = self.read_decoded(c, &coords).await;
-            (coords, d)
-        }))
-        .buffer_unordered(CONCURRENCY);
-        while let Some((coords, decoded)) = reads.next().await {
-            let Some(d) = decoded? else { continue };
+        self.read_many(c, &chunks, |i, decoded| {
+            let Some(d) = decoded? else { return Ok(()) };
+            let coords = &chunks[i];
             let origin = self.grid.origin(&coords);
             let shape = self.grid.clipped(&coords);
             let lo: Vec<u64> = origin.iter().zip(&region.start).map(|(o, a)| *o.max(a)).collect();
@@ -199,8 +307,9 @@ impl Array {
                 &ext,
                 elem,
             )
-            .map_err(|e| e.at(&format!("{} chunk {coords:?}", self.url)))?;
-        }
+            .map_err(|e| e.at(&format!("{} chunk {coords:?}", self.url)))
+        })
+        .await?;
         let shape = region.out_shape();
         let stride = c_strides(&shape);
         Ok(Chunk { bytes: out, shape, stride })

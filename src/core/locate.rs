@@ -30,6 +30,14 @@ pub struct Region {
 
 impl Region {
     pub const WHOLE: Region = Region { offset: 0, len: None };
+
+    /// The bytes to read for this region.
+    pub fn range(self) -> super::http::ByteRange {
+        match self.len {
+            None => super::http::ByteRange::Full,
+            Some(len) => super::http::ByteRange::Range { offset: self.offset, len },
+        }
+    }
 }
 
 /// A decoded index: chunk key → absolute (offset, length) in the object.

@@ -11,6 +11,7 @@ pub mod error;
 pub mod grid;
 pub mod http;
 pub mod locate;
+pub mod merge;
 pub mod metadata;
 pub mod open;
 pub mod selection;

@@ -18,11 +18,16 @@ pub struct Config {
     pub cache_bytes: usize,
     /// S3 answers 403 for a missing key when listing is not allowed.
     pub treat403_as_missing: bool,
+    /// Chunks of one object wanted together are read in one request when the bytes between
+    /// them are fewer than this…
+    pub merge_gap: u64,
+    /// …and the request stays within this many bytes.
+    pub merge_max: u64,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { cache_bytes: 64 << 20, treat403_as_missing: false }
+        Config { cache_bytes: 64 << 20, treat403_as_missing: false, merge_gap: 256 << 10, merge_max: 16 << 20 }
     }
 }
 
@@ -32,6 +37,10 @@ pub struct Stats {
     pub bytes: u64,
     pub index_hits: u64,
     pub index_fetches: u64,
+    /// Chunks read (not counting absent ones).
+    pub chunks: u64,
+    /// Requests that served more than one chunk.
+    pub merged_requests: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -247,13 +256,13 @@ impl Source {
     }
 
     /// Follow `levels` (index format, key in that index) from the whole object down to one
-    /// chunk and read its bytes; `None` when the object or the chunk is absent.
-    pub async fn read_chunk<C: HttpClient>(
+    /// chunk: its region, or `None` when the object or the chunk is absent.
+    pub async fn locate<C: HttpClient>(
         &self,
         c: &C,
         url: &str,
         levels: &[(&dyn IndexFormat, u64)],
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<Region>> {
         let mut region = Region::WHOLE;
         for (depth, &(format, key)) in levels.iter().enumerate() {
             let index = self.index(c, url, region, depth as u8, (format, key)).await?;
@@ -262,11 +271,32 @@ impl Source {
                 Some((offset, len)) => region = Region { offset, len: Some(len) },
             }
         }
-        let range = match region.len {
-            None => ByteRange::Full,
-            Some(len) => ByteRange::Range { offset: region.offset, len },
-        };
-        Ok(self.read(c, url, range).await?.map(|f| f.bytes))
+        Ok(Some(region))
+    }
+
+    /// [`locate`](Self::locate), then read the chunk's bytes.
+    pub async fn read_chunk<C: HttpClient>(
+        &self,
+        c: &C,
+        url: &str,
+        levels: &[(&dyn IndexFormat, u64)],
+    ) -> Result<Option<Vec<u8>>> {
+        let Some(region) = self.locate(c, url, levels).await? else { return Ok(None) };
+        Ok(self.read(c, url, region.range()).await?.map(|f| f.bytes))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Count a request that served `n` chunks.
+    pub(crate) fn count_chunks(&self, n: usize) {
+        self.count(|s| {
+            s.chunks += n as u64;
+            if n > 1 {
+                s.merged_requests += 1;
+            }
+        });
     }
 }
 

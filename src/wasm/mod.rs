@@ -159,6 +159,12 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
         o.config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
     }
     o.config.treat403_as_missing = get(options, "treat403AsMissing").and_then(|b| b.as_bool()).unwrap_or(false);
+    if let Some(b) = get(options, "mergeGap").and_then(|b| b.as_f64()) {
+        o.config.merge_gap = b.clamp(0.0, 1e15) as u64;
+    }
+    if let Some(b) = get(options, "mergeMax").and_then(|b| b.as_f64()) {
+        o.config.merge_max = b.clamp(1.0, 1e15) as u64;
+    }
     if let Some(f) = get(options, "format") {
         let name = f.as_string().unwrap_or_default();
         o.format = Some(Format::parse(&name).ok_or_else(|| {
@@ -264,6 +270,8 @@ impl WasmArray {
         set(&o, "bytes", s.bytes as f64);
         set(&o, "indexHits", s.index_hits as f64);
         set(&o, "indexFetches", s.index_fetches as f64);
+        set(&o, "chunks", s.chunks as f64);
+        set(&o, "mergedRequests", s.merged_requests as f64);
         o.into()
     }
 
@@ -277,6 +285,44 @@ impl WasmArray {
             }
             .map_err(|e| to_js(e.at(a.url())))?;
             a.chunk(&c, &coords).await.map(chunk_to_js).map_err(to_js)
+        })
+    }
+
+    /// Several chunks at once (neighbours share requests): an array with, per chunk, the
+    /// chunk or `{ error }`.
+    #[wasm_bindgen(js_name = getChunks)]
+    pub fn get_chunks(&self, list: JsValue, signal: Option<AbortSignal>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+        future_to_promise(async move {
+            let parsed: Vec<Result<Vec<u64>>> = match list.dyn_ref::<Array>() {
+                Some(arr) => arr
+                    .iter()
+                    .map(|coords| match coords.dyn_ref::<Array>() {
+                        Some(cs) => cs.iter().map(|v| index_of(&v, "chunk coordinate")).collect(),
+                        None => Err(Error::new(ErrorCode::InvalidSelection, "chunk coordinates must be an array")),
+                    })
+                    .collect(),
+                None => {
+                    return Err(to_js(Error::new(ErrorCode::InvalidSelection, "expected a list of chunk coordinates")))
+                }
+            };
+            let wanted: Vec<Vec<u64>> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
+            let mut read = a.chunks(&c, &wanted).await.into_iter();
+            let out = Array::new();
+            for p in parsed {
+                let r = p.and_then(|_| {
+                    read.next().unwrap_or_else(|| Err(Error::new(ErrorCode::CorruptChunk, "missing result")))
+                });
+                out.push(&match r {
+                    Ok(chunk) => chunk_to_js(chunk),
+                    Err(e) => {
+                        let o = Object::new();
+                        set(&o, "error", to_js(e.at(a.url())));
+                        o.into()
+                    }
+                });
+            }
+            Ok(out.into())
         })
     }
 

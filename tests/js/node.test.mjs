@@ -505,6 +505,36 @@ test("request counts: cold getChunk = 2 requests (suffix index + chunk), warm = 
   arr.close();
 });
 
+test("getChunk calls made in the same task share requests; a get of one shard is index + 1", async () => {
+  const c = caseByName("zp_shard_gzip_end");
+  const expected = await loadExpected(c.expected);
+  const cf = countingFetch();
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
+  cf.calls.length = 0;
+  const coords = [];
+  for (let y = 0; y < 4; y++) for (let x = 0; x < 4; x++) coords.push([y, x]);
+  const results = await Promise.all(coords.map((xy) => arr.getChunk(xy)));
+  assert.equal(cf.calls.length, 2, `index + one merged read: ${JSON.stringify(cf.calls.map((k) => k.range))}`);
+  for (const [i, xy] of coords.entries()) {
+    const want = expectedChunk(c, expected, xy);
+    assert.ok(Buffer.from(resultBytes(results[i], 2)).equals(Buffer.from(want.bytes)), `chunk [${xy}]`);
+  }
+  assert.equal(arr.stats().mergedRequests, 1);
+  // One caller of a batch aborting does not disturb the others.
+  const fresh = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
+  const ac = new AbortController();
+  const ps = coords.slice(0, 4).map((xy, i) => fresh.getChunk(xy, i === 0 ? { signal: ac.signal } : {}));
+  ac.abort();
+  await expectCode(ps[0], "Aborted", "the aborted caller");
+  for (const p of ps.slice(1)) assert.ok((await p).data.length > 0);
+  // A get covering one shard: index (cached now) + one data request.
+  cf.calls.length = 0;
+  await arr.get([[0, 64], [0, 64]]);
+  assert.equal(cf.calls.length, 1, JSON.stringify(cf.calls.map((k) => k.range)));
+  arr.close();
+  fresh.close();
+});
+
 test("the headers option is sent with every request", async () => {
   const cf = countingFetch();
   const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch, headers: { "X-Shardfetch-Test": "yes" } });

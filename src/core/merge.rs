@@ -1,0 +1,64 @@
+//! Merging byte ranges of one object into few requests.
+//!
+//! Writers do not store chunks in index order (zarr-python writes Morton order), so spans
+//! are sorted by offset first; neighbours closer than `gap` bytes join one run, as long as the
+//! run stays within `max` bytes. A request saved is worth far more than a few unread bytes.
+use alloc::vec::Vec;
+
+/// One request: `len` bytes at `offset`, serving `members` (input index, offset inside the run).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Run {
+    pub offset: u64,
+    pub len: u64,
+    pub members: Vec<(usize, u64)>,
+}
+
+/// Group `spans` (offset, length) into runs.
+pub fn merge(spans: &[(u64, u64)], gap: u64, max: u64) -> Vec<Run> {
+    let mut order: Vec<usize> = (0..spans.len()).collect();
+    order.sort_by_key(|&i| spans[i]);
+    let mut runs: Vec<Run> = Vec::new();
+    let mut end = 0u64;
+    for i in order {
+        let (offset, len) = spans[i];
+        let span_end = offset.saturating_add(len);
+        if let Some(run) = runs.last_mut() {
+            let new_end = end.max(span_end);
+            if offset <= end.saturating_add(gap) && new_end - run.offset <= max {
+                run.members.push((i, offset - run.offset));
+                run.len = new_end - run.offset;
+                end = new_end;
+                continue;
+            }
+        }
+        runs.push(Run { offset, len, members: alloc::vec![(i, 0)] });
+        end = span_end;
+    }
+    runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sorts_and_merges_within_gap_and_cap() {
+        // Out of order, one duplicate, one far away.
+        let spans = [(100, 10), (0, 50), (60, 30), (0, 50), (10_000, 5)];
+        let runs = merge(&spans, 20, 1000);
+        assert_eq!(runs.len(), 2);
+        assert_eq!((runs[0].offset, runs[0].len), (0, 110));
+        let mut m = runs[0].members.clone();
+        m.sort();
+        assert_eq!(m, [(0, 100), (1, 0), (2, 60), (3, 0)]);
+        assert_eq!(runs[1], Run { offset: 10_000, len: 5, members: alloc::vec![(4, 0)] });
+        // The cap splits a contiguous stretch.
+        let contiguous: Vec<(u64, u64)> = (0..10).map(|i| (i * 100, 100)).collect();
+        let runs = merge(&contiguous, 0, 300);
+        assert_eq!(runs.iter().map(|r| r.len).collect::<Vec<_>>(), [300, 300, 300, 100]);
+        // No gap allowed: separate requests.
+        assert_eq!(merge(&[(0, 10), (11, 10)], 0, 1000).len(), 2);
+        assert_eq!(merge(&[(0, 10), (10, 10)], 0, 1000).len(), 1);
+        assert!(merge(&[], 10, 10).is_empty());
+    }
+}
