@@ -48,7 +48,12 @@ export type DataType =
   | "float32"
   | "float64"
   | "complex64"
-  | "complex128";
+  | "complex128"
+  | "raw_bytes"
+  | "structured";
+
+/** One field of a `structured` element: name, data type, byte offset in the element. */
+export type Field = readonly [name: string, dtype: DataType, byteOffset: number];
 
 /** Storage formats: Zarr v3, Zarr v2, the pre-release Zarr v3 sharding-transformer layout, Neuroglancer precomputed. */
 export type Format = "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
@@ -262,6 +267,9 @@ function ctorFor(dtype: string): TypedArrayCtor {
       return Float64Array;
     case "complex64":
       return Float32Array;
+    case "raw_bytes":
+    case "structured":
+      return Uint8Array;
     case "float16": {
       const F16 = (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array;
       return F16 ?? Uint16Array;
@@ -271,15 +279,18 @@ function ctorFor(dtype: string): TypedArrayCtor {
   }
 }
 
-function toResult(chunk: WasmChunk, ctor: TypedArrayCtor, complex: boolean): ChunkResult {
+/**
+ * Elements that are several values (complex: 2 floats; raw/structured: itemSize bytes) get a
+ * trailing axis of that length.
+ */
+function toResult(chunk: WasmChunk, ctor: TypedArrayCtor, unit: number): ChunkResult {
   let bytes = chunk.bytes;
   const size = ctor.BYTES_PER_ELEMENT;
   if (bytes.byteOffset % size !== 0) bytes = bytes.slice(); // defensive: realign (never expected)
   const data = new ctor(bytes.buffer, bytes.byteOffset, Math.floor(bytes.byteLength / size));
   const shape = Array.from(chunk.shape);
   const stride = Array.from(chunk.stride);
-  // Complex: (re, im) pairs, as a trailing axis of 2 over the float parts.
-  if (complex) return { data, shape: [...shape, 2], stride: [...stride.map((s) => s * 2), 1] };
+  if (unit > 1) return { data, shape: [...shape, unit], stride: [...stride.map((s) => s * unit), 1] };
   return { data, shape, stride };
 }
 
@@ -351,14 +362,21 @@ export class ShardedArray {
   readonly chunkShapes: readonly (readonly number[])[] | null;
   /** Shape of a shard (an object in storage), or `null` when the array is not sharded. */
   readonly shardShape: readonly number[] | null;
-  /** int64/uint64 fill values are `bigint`, bool ones `boolean`, complex ones `[re, im]`, everything else `number`. */
-  readonly fillValue: number | bigint | boolean | readonly [number, number];
+  /**
+   * int64/uint64 fill values are `bigint`, bool ones `boolean`, complex ones `[re, im]`,
+   * raw/structured ones the element's bytes, everything else `number`.
+   */
+  readonly fillValue: number | bigint | boolean | readonly [number, number] | Uint8Array;
+  /** Bytes per element. */
+  readonly itemSize: number;
+  /** A `structured` element's fields (little-endian values at their byte offsets); otherwise `null`. */
+  readonly fields: readonly Field[] | null;
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly dimensionNames: readonly (string | null)[] | null;
 
   #handle: WasmArray | null;
   readonly #ctor: TypedArrayCtor;
-  readonly #complex: boolean;
+  readonly #unit: number;
 
   /** @internal Use {@link openArray} or {@link open}. */
   constructor(handle: unknown, wasmMeta: unknown) {
@@ -376,7 +394,9 @@ export class ShardedArray {
     this.attributes = meta.attributes ?? {};
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
     this.#ctor = ctorFor(meta.dtype);
-    this.#complex = meta.dtype.startsWith("complex");
+    this.itemSize = meta.itemSize;
+    this.fields = Array.isArray(meta.extra?.fields) ? Object.freeze(meta.extra.fields as Field[]) : null;
+    this.#unit = meta.dtype.startsWith("complex") ? 2 : this.#ctor === Uint8Array && meta.itemSize > 1 ? meta.itemSize : 1;
   }
 
   /** Number of dimensions. */
@@ -442,7 +462,7 @@ export class ShardedArray {
         batch.forEach((p, i) => {
           const r = results[i];
           if (r === undefined || "error" in r) p.reject(toError(r?.error ?? "missing result"));
-          else p.resolve(toResult(r, this.#ctor, this.#complex));
+          else p.resolve(toResult(r, this.#ctor, this.#unit));
         }),
       (e: unknown) => batch.forEach((p) => p.reject(toError(e))),
     );
@@ -465,7 +485,7 @@ export class ShardedArray {
     checkSignal(signal);
     try {
       const chunk = await raceAbort(this.#live().get(sel, signal ?? null), signal);
-      return toResult(chunk, this.#ctor, this.#complex);
+      return toResult(chunk, this.#ctor, this.#unit);
     } catch (e) {
       throw toError(e);
     }

@@ -25,7 +25,8 @@ declare module "*/wasm/shardfetch.js" {
     chunkShape: number[] | null;
     chunkShapes: number[][] | null;
     shardShape: number[] | null;
-    fillValue: number | bigint | boolean | [number, number];
+    fillValue: number | bigint | boolean | [number, number] | Uint8Array;
+    itemSize: number;
     attributes: Record<string, unknown>;
     extra: Record<string, unknown>;
     dimensionNames: (string | null)[] | null;

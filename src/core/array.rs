@@ -22,6 +22,13 @@ use serde_json::{Map, Value};
 /// How many chunk reads a region read keeps in flight.
 const CONCURRENCY: usize = 32;
 
+/// A chunk's object URL and its region in it (`None`: absent).
+type Spot = (String, Option<ByteRegion>);
+
+/// One request of a batch: `range` of `url`, serving chunks (input index, offset in the
+/// answer, length; `None`: the whole answer).
+type Job = (String, ByteRange, Vec<(usize, u64, Option<u64>)>);
+
 /// The storage object holding one read chunk, and the index levels leading to it inside the
 /// object (outermost first; none when the object is the chunk).
 pub struct Located {
@@ -93,6 +100,8 @@ pub struct Chunk {
 
 pub struct Array {
     /// Base URL (no trailing slash, no query); keys are appended to it.
+    base: String,
+    /// The array's own URL, as reported (the base, except in layouts keyed from a store root).
     url: String,
     /// The query string (a signed URL's token), kept on every request.
     query: String,
@@ -105,14 +114,20 @@ pub struct Array {
 
 impl Array {
     pub fn new(
-        url: String,
+        base: String,
         query: String,
         info: Info,
         grid: Grid,
         layout: Box<dyn Layout>,
         source: Rc<Source>,
     ) -> Self {
-        Array { url, query, info, grid, layout, source }
+        Array { url: base.clone(), base, query, info, grid, layout, source }
+    }
+
+    /// Report `url` as the array's URL (keys stay relative to the base).
+    pub fn at(mut self, url: String) -> Self {
+        self.url = url;
+        self
     }
 
     pub fn url(&self) -> &str {
@@ -127,7 +142,7 @@ impl Array {
 
     /// The URL of the storage object at `key`.
     pub fn key_url(&self, key: &str) -> String {
-        format!("{}/{}{}", self.url, key, self.query)
+        format!("{}/{}{}", self.base, key, self.query)
     }
 
     fn check_coords(&self, coords: &[u64]) -> Result<()> {
@@ -141,7 +156,7 @@ impl Array {
     }
 
     /// The object URL of read chunk `coords` and the chunk's region in it (`None`: absent).
-    async fn locate<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<(String, Option<ByteRegion>)> {
+    async fn locate<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Spot> {
         let at = self.layout.locate(coords).map_err(|e| e.at(&self.url))?;
         let url = self.key_url(&at.key);
         let levels: Vec<(&dyn IndexFormat, u64)> = at.levels.iter().map(|(f, k)| (&**f, *k)).collect();
@@ -160,7 +175,7 @@ impl Array {
         mut done: impl FnMut(usize, Result<Option<Decoded>>) -> Result<()>,
     ) -> Result<()> {
         // 1. Where every chunk is.
-        let mut located: Vec<(usize, Result<(String, Option<ByteRegion>)>)> =
+        let mut located: Vec<(usize, Result<Spot>)> =
             stream::iter(list.iter().enumerate().map(|(i, coords)| async move { (i, self.locate(c, coords).await) }))
                 .buffer_unordered(CONCURRENCY)
                 .collect()
@@ -176,7 +191,7 @@ impl Array {
             }
         }
         let config = self.source.config();
-        let mut jobs: Vec<(String, ByteRange, Vec<(usize, u64, Option<u64>)>)> = Vec::new();
+        let mut jobs: Vec<Job> = Vec::new();
         for (url, wanted) in by_url {
             let (spans, whole): (Vec<_>, Vec<_>) = wanted.into_iter().partition(|(_, r)| r.len.is_some());
             for (i, _) in whole {
@@ -291,8 +306,8 @@ impl Array {
         self.read_many(c, &chunks, |i, decoded| {
             let Some(d) = decoded? else { return Ok(()) };
             let coords = &chunks[i];
-            let origin = self.grid.origin(&coords);
-            let shape = self.grid.clipped(&coords);
+            let origin = self.grid.origin(coords);
+            let shape = self.grid.clipped(coords);
             let lo: Vec<u64> = origin.iter().zip(&region.start).map(|(o, a)| *o.max(a)).collect();
             let hi: Vec<u64> =
                 (origin.iter().zip(&shape)).zip(&region.stop).map(|((o, s), b)| (o + s).min(*b)).collect();

@@ -22,7 +22,15 @@ pub enum DataType {
     Complex64,
     /// (real, imaginary) float64 pairs.
     Complex128,
+    /// Opaque elements of this many bytes (`raw_bytes`).
+    RawBytes(u32),
+    /// Records of this many bytes with named fields (`structured`; the fields are in the
+    /// array's info).
+    Structured(u32),
 }
+
+/// One field of a structured data type: name, type, byte offset in the record.
+pub type Field = (alloc::string::String, DataType, u64);
 
 impl DataType {
     pub fn parse(v: &Value) -> Result<DataType> {
@@ -30,7 +38,25 @@ impl DataType {
             Value::String(s) => s.as_str(),
             Value::Object(o) => {
                 let n = o.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
-                return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}"));
+                let conf = o.get("configuration");
+                return match n {
+                    "raw_bytes" => {
+                        let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
+                        match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
+                            Some(n) => Ok(DataType::RawBytes(n)),
+                            None => err(ErrorCode::InvalidMetadata, "raw_bytes needs a positive length_bytes"),
+                        }
+                    }
+                    "structured" => {
+                        let fields = Self::fields(v)?;
+                        let size = fields.iter().map(|f| f.2 + f.1.size() as u64).max().unwrap_or(0);
+                        match u32::try_from(size).ok().filter(|&n| n > 0) {
+                            Some(n) => Ok(DataType::Structured(n)),
+                            None => err(ErrorCode::InvalidMetadata, "structured data type has no fields"),
+                        }
+                    }
+                    _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}")),
+                };
             }
             _ => return err(ErrorCode::InvalidMetadata, "data_type must be a string"),
         };
@@ -69,6 +95,8 @@ impl DataType {
             DataType::Float64 => "float64",
             DataType::Complex64 => "complex64",
             DataType::Complex128 => "complex128",
+            DataType::RawBytes(_) => "raw_bytes",
+            DataType::Structured(_) => "structured",
         }
     }
 
@@ -79,7 +107,29 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
+            DataType::RawBytes(n) | DataType::Structured(n) => n as usize,
         }
+    }
+
+    /// The fields of a `structured` data type, packed in order (as zarr-python writes them):
+    /// `{"name": "structured", "configuration": {"fields": [["name", "int32"], …]}}`.
+    pub fn fields(v: &Value) -> Result<Vec<Field>> {
+        let list = v.get("configuration").and_then(|c| c.get("fields")).and_then(Value::as_array);
+        let list = list.ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "structured data type needs fields"))?;
+        let mut at = 0u64;
+        let mut out = Vec::new();
+        for f in list {
+            let (name, t) = match f.as_array().map(Vec::as_slice) {
+                Some([Value::String(n), t]) => (n.clone(), DataType::parse(t)?),
+                _ => return err(ErrorCode::InvalidMetadata, "structured fields are [name, data type] pairs"),
+            };
+            if matches!(t, DataType::Structured(_)) {
+                return err(ErrorCode::UnsupportedDataType, "nested structured data types are not supported");
+            }
+            out.push((name, t, at));
+            at = at.saturating_add(t.size() as u64);
+        }
+        Ok(out)
     }
 
     /// The unit whose bytes a big-endian encoding reverses: the element, or each part of a
@@ -88,6 +138,7 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
+            DataType::RawBytes(_) | DataType::Structured(_) => 1,
             other => other.size(),
         }
     }
@@ -101,6 +152,8 @@ pub enum Scalar {
     UInt(u64),
     Float(f64),
     Complex(f64, f64),
+    /// A raw or structured element: see [`FillValue::bytes`].
+    Bytes,
 }
 
 /// A parsed fill value: the element's little-endian bytes plus its reported value.
@@ -158,6 +211,22 @@ impl FillValue {
                 FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f32::from_bits(bits) as f64) }
             }
             DataType::Float64 => Self::float64(v).ok_or_else(bad)?,
+            DataType::RawBytes(n) | DataType::Structured(n) => {
+                let bytes = match v {
+                    Value::String(s) => base64(s).ok_or_else(bad)?,
+                    Value::Number(z) if z.as_u64() == Some(0) => alloc::vec![0; n as usize],
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                        .collect::<Option<_>>()
+                        .ok_or_else(bad)?,
+                    _ => return Err(bad()),
+                };
+                if bytes.len() != n as usize {
+                    return Err(bad());
+                }
+                FillValue { bytes, value: Scalar::Bytes }
+            }
             DataType::Complex64 | DataType::Complex128 => {
                 let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
                 let (re, im) = match v {
@@ -187,6 +256,7 @@ impl FillValue {
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
             DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
             DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
+            DataType::RawBytes(_) | DataType::Structured(_) => Scalar::Bytes,
         };
         FillValue { bytes: alloc::vec![0; dtype.size()], value }
     }
@@ -209,6 +279,30 @@ impl FillValue {
         }
         out
     }
+}
+
+/// Standard base64 (with or without padding); `None` on anything else.
+fn base64(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.trim_end_matches('=').bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
 }
 
 fn float_value(v: &Value) -> Option<f64> {
@@ -316,6 +410,22 @@ mod tests {
         assert!(FillValue::parse(DataType::UInt8, &json!(256)).is_err());
         assert!(FillValue::parse(DataType::Int8, &json!("x")).is_err());
         assert_eq!(FillValue::parse(DataType::Bool, &json!(true)).unwrap().bytes, [1]);
+    }
+
+    #[test]
+    fn raw_and_structured() {
+        let t = DataType::parse(
+            &json!({"name": "structured", "configuration": {"fields": [["a", "int32"], ["b", "float64"]]}}),
+        )
+        .unwrap();
+        assert_eq!(t, DataType::Structured(12));
+        let f = FillValue::parse(t, &json!("AAAAAAAAAAAAAAAA")).unwrap();
+        assert_eq!(f.bytes, [0; 12]);
+        assert!(FillValue::parse(t, &json!("AAAA")).is_err());
+        let r = DataType::parse(&json!({"name": "raw_bytes", "configuration": {"length_bytes": 3}})).unwrap();
+        assert_eq!(FillValue::parse(r, &json!("AQID")).unwrap().bytes, [1, 2, 3]);
+        assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
+        assert!(base64("a*b").is_none());
     }
 
     #[test]

@@ -3,6 +3,7 @@ use super::codec::CodecChain;
 use super::dtype::{DataType, FillValue};
 use super::error::{err, Error, ErrorCode, Result};
 use super::grid::{Axis, Grid};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -14,6 +15,8 @@ pub enum KeyEncoding {
     Default { separator: char },
     /// `1.2` (or `1/2`); `0` for a 0-d array
     V2 { separator: char },
+    /// The draft v3 layout: `data/root/<path>/c1/2` (or `c1.2`), relative to the store root.
+    Draft { prefix: String, separator: char },
 }
 
 impl KeyEncoding {
@@ -21,6 +24,10 @@ impl KeyEncoding {
         let (prefix, sep) = match self {
             KeyEncoding::Default { separator } => (Some("c"), *separator),
             KeyEncoding::V2 { separator } => (None, *separator),
+            KeyEncoding::Draft { prefix, separator } => {
+                let coords: Vec<String> = coords.iter().map(|c| c.to_string()).collect();
+                return format!("{prefix}c{}", coords.join(&separator.to_string()));
+            }
         };
         let mut parts: Vec<String> = prefix.into_iter().map(String::from).collect();
         parts.extend(coords.iter().map(|c| c.to_string()));
@@ -42,12 +49,18 @@ pub struct ArrayMetadata {
     pub codecs: CodecChain,
     pub attributes: Map<String, Value>,
     pub dimension_names: Option<Vec<Option<String>>>,
+    /// Format-specific facts for the API (a structured type's fields).
+    pub extra: Map<String, Value>,
 }
 
 #[derive(Clone, Debug)]
 pub enum Node {
-    Array(ArrayMetadata),
-    Group { attributes: Map<String, Value> },
+    Array(Box<ArrayMetadata>),
+    Group {
+        attributes: Map<String, Value>,
+    },
+    /// The entry point of a draft (pre-release) Zarr v3 store: the store root.
+    DraftRoot,
 }
 
 fn invalid<T>(msg: impl Into<String>) -> Result<T> {
@@ -161,12 +174,7 @@ impl Node {
         };
         match o.get("zarr_format") {
             Some(f) if f.as_u64() == Some(3) => {}
-            Some(Value::String(s)) if s.contains("protocol/core/3.0") => {
-                return err(
-                    ErrorCode::UnsupportedFormat,
-                    "the draft v3 storage-transformer layout is not supported yet",
-                )
-            }
+            Some(Value::String(s)) if s.contains(super::draft::PROTOCOL) => return Ok(Node::DraftRoot),
             other => return invalid(format!("zarr_format must be 3, found {}", other.unwrap_or(&Value::Null))),
         }
         let attributes = match o.get("attributes") {
@@ -176,7 +184,7 @@ impl Node {
         };
         match o.get("node_type").and_then(Value::as_str) {
             Some("group") => Ok(Node::Group { attributes }),
-            Some("array") => Ok(Node::Array(ArrayMetadata::parse(o, attributes)?)),
+            Some("array") => Ok(Node::Array(Box::new(ArrayMetadata::parse(o, attributes)?))),
             _ => invalid("node_type must be \"array\" or \"group\""),
         }
     }
@@ -185,7 +193,14 @@ impl Node {
 impl ArrayMetadata {
     fn parse(o: &Map<String, Value>, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
         let shape = shape_of(o.get("shape"), "shape", true)?;
-        let data_type = DataType::parse(o.get("data_type").unwrap_or(&Value::Null))?;
+        let dt = o.get("data_type").unwrap_or(&Value::Null);
+        let data_type = DataType::parse(dt)?;
+        let mut extra = Map::new();
+        if let DataType::Structured(_) = data_type {
+            let fields = DataType::fields(dt)?;
+            let table = fields.into_iter().map(|(n, t, at)| serde_json::json!([n, t.name(), at])).collect();
+            extra.insert("fields".into(), Value::Array(table));
+        }
 
         let grid = parse_grid(o.get("chunk_grid").unwrap_or(&Value::Null), &shape)?;
 
@@ -240,7 +255,17 @@ impl ArrayMetadata {
             Some(_) => return invalid("dimension_names must be a list"),
         };
 
-        Ok(ArrayMetadata { shape, data_type, grid, key_encoding, fill_value, codecs, attributes, dimension_names })
+        Ok(ArrayMetadata {
+            shape,
+            data_type,
+            grid,
+            key_encoding,
+            fill_value,
+            codecs,
+            attributes,
+            dimension_names,
+            extra,
+        })
     }
 }
 
@@ -256,6 +281,8 @@ mod tests {
         assert_eq!(KeyEncoding::V2 { separator: '.' }.key(&[1, 2]), "1.2");
         assert_eq!(KeyEncoding::V2 { separator: '/' }.key(&[1, 2]), "1/2");
         assert_eq!(KeyEncoding::V2 { separator: '.' }.key(&[]), "0");
+        let draft = KeyEncoding::Draft { prefix: "data/root/a/b/".into(), separator: '.' };
+        assert_eq!(draft.key(&[1, 2]), "data/root/a/b/c1.2");
     }
 
     #[test]

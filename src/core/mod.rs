@@ -6,6 +6,7 @@ pub mod array;
 pub mod cache;
 pub mod codec;
 pub mod dedup;
+pub mod draft;
 pub mod dtype;
 pub mod error;
 pub mod grid;

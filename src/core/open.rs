@@ -1,6 +1,7 @@
 //! Opening a node (array or group) of any supported format, detecting the format when the
 //! caller does not name it.
 use super::array::{Array, Format, Info};
+use super::draft;
 use super::error::{err, Error, ErrorCode, Result};
 use super::http::{ByteRange, HttpClient};
 use super::metadata::{ArrayMetadata, Node};
@@ -91,7 +92,7 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     let s = &source;
     match forced {
         Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
-            Some(text) => open_v3(&place, &text, source.clone()),
+            Some(text) => open_v3(c, &place, &text, source.clone()).await,
             None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
         },
         Some(Format::Zarr2) => {
@@ -106,13 +107,14 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
                 },
             }
         }
+        Some(Format::Zarr3Draft) => open_draft(c, &place, source.clone()).await,
         Some(f) => {
             err(ErrorCode::UnsupportedFormat, format!("{}: format {:?} is not supported yet", place.node(), f.name()))
         }
         None => {
             // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
-                return open_v3(&place, &text, source.clone());
+                return open_v3(c, &place, &text, source.clone()).await;
             }
             if let Some(text) = get(c, s, &place.file(".zarray")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
@@ -121,6 +123,15 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
                 return open_v2_group(&place, &text, attributes);
+            }
+            // Last, a node inside a draft v3 store: the entry point is at the store root.
+            if !place.path.is_empty() {
+                let entry = format!("{}/zarr.json{}", place.root, place.query);
+                if let Some(text) = get(c, s, &entry).await? {
+                    if matches!(Node::parse(&text), Ok(Node::DraftRoot)) {
+                        return open_draft(c, &place, source.clone()).await;
+                    }
+                }
             }
             Err(not_found(&place.node(), "no zarr.json, .zarray or .zgroup here"))
         }
@@ -152,9 +163,14 @@ async fn get<C: HttpClient>(c: &C, source: &Source, url: &str) -> Result<Option<
     Ok(source.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
 }
 
-fn open_v3(place: &Place, text: &[u8], source: Rc<Source>) -> Result<Opened> {
+async fn open_v3<C: HttpClient>(c: &C, place: &Place, text: &[u8], source: Rc<Source>) -> Result<Opened> {
     let meta_url = place.file("zarr.json");
     match Node::parse(text).map_err(|e| e.at(&meta_url))? {
+        Node::DraftRoot => {
+            // The caller named a draft store's root: its root node.
+            let root = Place { root: place.node(), path: String::new(), query: place.query.clone() };
+            open_draft(c, &root, source).await
+        }
         Node::Group { attributes } => Ok(Opened::Group(Group {
             format: Format::Zarr3,
             root: place.root.clone(),
@@ -162,10 +178,36 @@ fn open_v3(place: &Place, text: &[u8], source: Rc<Source>) -> Result<Opened> {
             attributes,
         })),
         Node::Array(meta) => {
-            let array = zarr_array(place, Format::Zarr3, meta, source).map_err(|e| e.at(&meta_url))?;
+            let array = zarr_array(place, Format::Zarr3, *meta, source).map_err(|e| e.at(&meta_url))?;
             Ok(Opened::Array(Box::new(array)))
         }
     }
+}
+
+/// A node of a draft v3 store: `place.root` is the store root, `place.path` the node's path.
+async fn open_draft<C: HttpClient>(c: &C, place: &Place, source: Rc<Source>) -> Result<Opened> {
+    let at = |key: String| format!("{}/{key}{}", place.root, place.query);
+    let array_url = at(draft::meta_key(&place.path, "array"));
+    if let Some(text) = get(c, &source, &array_url).await? {
+        let meta = draft::parse_array(&text, &place.path).map_err(|e| e.at(&array_url))?;
+        let store = Place { root: place.root.clone(), path: String::new(), query: place.query.clone() };
+        let array = zarr_array(&store, Format::Zarr3Draft, meta, source).map_err(|e| e.at(&array_url))?;
+        return Ok(Opened::Array(Box::new(array.at(place.node()))));
+    }
+    let group_url = at(draft::meta_key(&place.path, "group"));
+    let attributes = match get(c, &source, &group_url).await? {
+        Some(text) => draft::parse_group(&text).map_err(|e| e.at(&group_url))?,
+        // The root always exists; other groups without a document are implicit, and (as in
+        // zarr-python) cannot be opened.
+        None if place.path.is_empty() => Map::new(),
+        None => return Err(not_found(&place.node(), "no array or group document in this draft v3 store")),
+    };
+    Ok(Opened::Group(Group {
+        format: Format::Zarr3Draft,
+        root: place.root.clone(),
+        path: place.path.clone(),
+        attributes,
+    }))
 }
 
 /// An array of any Zarr flavour, once its metadata is in [`ArrayMetadata`] form.

@@ -105,6 +105,7 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
         codecs: CodecChain::Plain { transposes, big_endian, bytes_codecs },
         attributes,
         dimension_names,
+        extra: Map::new(),
     })
 }
 

@@ -217,8 +217,9 @@ pub struct WasmArray {
     client: FetchClient,
 }
 
-fn fill_to_js(dtype: DataType, v: Scalar) -> JsValue {
+fn fill_to_js(dtype: DataType, v: Scalar, bytes: &[u8]) -> JsValue {
     match (dtype, v) {
+        (_, Scalar::Bytes) => Uint8Array::from(bytes).into(),
         (_, Scalar::Bool(b)) => b.into(),
         (DataType::Int64, Scalar::Int(i)) => js_sys::BigInt::from(i).into(),
         (DataType::UInt64, Scalar::UInt(u)) => js_sys::BigInt::from(u).into(),
@@ -252,7 +253,8 @@ impl WasmArray {
         let irregular = || a.grid.axes.iter().map(|ax| JsValue::from(numbers(&ax.sizes()))).collect::<Array>();
         set(&o, "chunkShapes", if regular.is_some() { JsValue::NULL } else { irregular().into() });
         set(&o, "shardShape", i.shard_shape.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
-        set(&o, "fillValue", fill_to_js(a.dtype(), i.fill_value.value));
+        set(&o, "fillValue", fill_to_js(a.dtype(), i.fill_value.value, &i.fill_value.bytes));
+        set(&o, "itemSize", a.dtype().size() as f64);
         set(&o, "attributes", json_to_js(&i.attributes));
         set(&o, "extra", json_to_js(&i.extra));
         let names = i.dimension_names.as_ref().map_or(JsValue::NULL, |n| {

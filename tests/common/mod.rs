@@ -194,7 +194,20 @@ async fn open_array<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Re
     }
 }
 
-fn fill_matches(value: Scalar, fill: &str) -> bool {
+/// Standard base64, for the manifests' raw/structured fill values.
+fn base64(s: &str) -> Vec<u8> {
+    let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let vals: Vec<u32> =
+        s.bytes().filter(|&c| c != b'=').map(|c| table.iter().position(|&t| t == c).unwrap() as u32).collect();
+    let mut out = Vec::new();
+    for q in vals.chunks(4) {
+        let n = q.iter().enumerate().fold(0u32, |a, (i, v)| a | v << (18 - 6 * i));
+        out.extend_from_slice(&n.to_be_bytes()[1..q.len()]);
+    }
+    out
+}
+
+fn fill_matches(value: Scalar, bytes: &[u8], fill: &str) -> bool {
     let float = |f: f64, text: &str| {
         (f.is_nan() && (text.contains("NaN") || text.starts_with("0x")))
             || text.parse::<f64>().ok() == Some(f)
@@ -205,6 +218,7 @@ fn fill_matches(value: Scalar, fill: &str) -> bool {
         Scalar::Int(i) => fill == i.to_string(),
         Scalar::UInt(u) => fill == u.to_string(),
         Scalar::Bool(b) => fill == b.to_string(),
+        Scalar::Bytes => base64(fill) == bytes,
         Scalar::Complex(re, im) => match serde_json::from_str::<Value>(fill) {
             Ok(Value::Array(p)) if p.len() == 2 => {
                 let text = |v: &Value| v.as_str().map(String::from).unwrap_or_else(|| v.to_string());
@@ -235,7 +249,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
             a.info.shard_shape
         ));
     }
-    if !fill_matches(a.info.fill_value.value, &case.fill) {
+    if !fill_matches(a.info.fill_value.value, &a.info.fill_value.bytes, &case.fill) {
         return Err(format!("{n}: fill value {:?}, manifest says {}", a.info.fill_value.value, case.fill));
     }
     let ndim = case.shape.len();
@@ -289,9 +303,10 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
 pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<(), String> {
     let path = g["path"].as_str().unwrap();
     let url = format!("{base}/data/{path}");
+    let own = g.get("open").and_then(|o| o.get("path")).and_then(Value::as_str).unwrap_or("");
     let options = |child: &str| OpenOptions {
         format: g.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
-        path: child.into(),
+        path: [own, child].iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join("/"),
         ..OpenOptions::default()
     };
     match open(c, &url, options("")).await.map_err(|e| e.to_string())? {

@@ -97,6 +97,11 @@ function hexToFloat(hex, dtype) {
 export function checkFill(dtype, expected, actual) {
   const bad = `fillValue ${show(actual)} (${typeof actual}) != ${expected}`;
   switch (dtype) {
+    case "raw_bytes":
+    case "structured": {
+      const want = Uint8Array.from(atob(expected), (ch) => ch.charCodeAt(0));
+      return actual instanceof Uint8Array && actual.length === want.length && actual.every((b, i) => b === want[i]) ? null : bad;
+    }
     case "complex64":
     case "complex128": {
       const want = JSON.parse(expected);
@@ -156,11 +161,11 @@ function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports) 
   const errs = [];
   const { data } = res;
   let { shape, stride } = res;
-  if (res.complex) {
-    // (re, im) pairs are a trailing axis of 2: compare whole complex elements.
-    if (shape.at(-1) !== 2 || stride.at(-1) !== 1) return [`complex result without a trailing axis of 2: [${shape}] [${stride}]`];
+  if (res.unit > 1) {
+    // Multi-value elements (complex pairs, raw/structured bytes) are a trailing axis: compare whole elements.
+    if (shape.at(-1) !== res.unit || stride.at(-1) !== 1) return [`result without a trailing axis of ${res.unit}: [${shape}] [${stride}]`];
     shape = shape.slice(0, -1);
-    stride = stride.slice(0, -1).map((s) => s / 2);
+    stride = stride.slice(0, -1).map((s) => s / res.unit);
   }
   const got = bytesOf(data);
   const ndim = arrShape.length;
@@ -261,7 +266,8 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
   const root = joinUrl(baseUrl, c.path);
   const url = joinUrl(root, c.open?.path ?? "");
   const esize = ELEMENT_SIZE[c.dtype] ?? c.itemSize;
-  const complex = c.dtype.startsWith("complex");
+  // Values per element the API returns as a trailing axis.
+  const unit = c.dtype.startsWith("complex") ? 2 : c.itemSize ?? 1;
   if (!esize) {
     fail(`unknown dtype ${c.dtype} in manifest`);
     return { failures, checks };
@@ -310,9 +316,9 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
       checks++;
       const where = `getChunk([${coords}])`;
       try {
-        const res = { ...(await arr.getChunk(coords.slice())), complex };
+        const res = { ...(await arr.getChunk(coords.slice())), unit };
         const wantShape = coords.map((ci, k) => Math.min((starts[k][ci + 1] ?? c.shape[k]) - starts[k][ci], c.shape[k] - starts[k][ci]));
-        if (complex) wantShape.push(2);
+        if (unit > 1) wantShape.push(unit);
         if (!eqArr(Array.from(res.shape), wantShape)) {
           fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         } else if (!Array.isArray(res.stride) || res.stride.length !== wantShape.length) {
@@ -335,7 +341,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
       checks++;
       const where = `get(${label} ${JSON.stringify(sel)})`;
       try {
-        const res = { ...(await arr.get(sel)), complex };
+        const res = { ...(await arr.get(sel)), unit };
         const axes = [];
         const fixed = [];
         const wantShape = [];
@@ -350,7 +356,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
             wantShape.push(s[1] - s[0]);
           }
         });
-        if (complex) wantShape.push(2);
+        if (unit > 1) wantShape.push(unit);
         if (!eqArr(Array.from(res.shape), wantShape)) fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         else {
           for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports)) fail(`${where}: ${m}`);

@@ -560,6 +560,8 @@ test("typed arrays by dtype", async () => {
     float16: globalThis.Float16Array ?? Uint16Array,
     complex64: Float32Array,
     complex128: Float64Array,
+    raw_bytes: Uint8Array,
+    structured: Uint8Array,
   };
   const seen = new Set();
   for (const c of manifest.cases) {
@@ -569,7 +571,7 @@ test("typed arrays by dtype", async () => {
     const r = await arr.getChunk(c.shape.map(() => 0));
     assert.ok(r.data instanceof want[c.dtype], `${c.dtype}: got ${r.data.constructor.name}`);
     assert.equal(r.data.byteOffset, 0, `${c.dtype}: byteOffset`);
-    const fillType = c.dtype === "bool" ? "boolean" : /int64/.test(c.dtype) ? "bigint" : /complex/.test(c.dtype) ? "object" : "number";
+    const fillType = c.dtype === "bool" ? "boolean" : /int64/.test(c.dtype) ? "bigint" : /complex|raw|structured/.test(c.dtype) ? "object" : "number";
     assert.equal(typeof arr.fillValue, fillType, `${c.dtype}: fillValue type`);
     arr.close();
   }

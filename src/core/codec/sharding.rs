@@ -52,6 +52,21 @@ impl Sharding {
         Ok(Sharding { chunk_shape, chunks_per_shard, inner, index_big_endian, index_crc, index_at_start, n_chunks })
     }
 
+    /// The draft storage transformer's index: little-endian, at the end, no checksum.
+    pub fn draft(chunk_shape: Vec<u64>, per_shard: &[u64], inner: CodecChain) -> Result<Sharding> {
+        let shard: Vec<u64> = chunk_shape.iter().zip(per_shard).map(|(c, n)| c.saturating_mul(*n)).collect();
+        let (chunks_per_shard, n_chunks) = chunks_per_shard(&chunk_shape, &shard)?;
+        Ok(Sharding {
+            chunk_shape,
+            chunks_per_shard,
+            inner,
+            index_big_endian: false,
+            index_crc: false,
+            index_at_start: false,
+            n_chunks,
+        })
+    }
+
     /// The same sharding applied to a shard of another shape (shards of a rectilinear grid).
     pub fn for_shard(&self, shard_shape: &[u64]) -> Result<Sharding> {
         let (chunks_per_shard, n_chunks) = chunks_per_shard(&self.chunk_shape, shard_shape)?;
