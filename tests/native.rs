@@ -500,7 +500,9 @@ fn chunks_asked_together_share_requests() {
     let a = open_array(&c, &k.path, Config::default()).unwrap();
     let list: Vec<Vec<u64>> = (0..4).flat_map(|y| (0..4).map(move |x| vec![y, x])).chain([vec![99, 0]]).collect();
     c.reset();
-    let got = block_on(a.chunks(&c, &list));
+    let mut got: Vec<Option<Result<_>>> = list.iter().map(|_| None).collect();
+    block_on(a.chunks(&c, &list, |i, r| got[i] = Some(r)));
+    let got: Vec<Result<_>> = got.into_iter().map(Option::unwrap).collect();
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
     assert_eq!(got.last().unwrap().as_ref().unwrap_err().code, ErrorCode::InvalidSelection);
     for (coords, r) in list.iter().zip(&got).take(16) {
@@ -510,7 +512,7 @@ fn chunks_asked_together_share_requests() {
     let split = Config { merge_gap: 0, merge_max: 1, ..Config::default() };
     let a = open_array(&c, &k.path, split).unwrap();
     c.reset();
-    let _ = block_on(a.chunks(&c, &list));
+    block_on(a.chunks(&c, &list, |_, _| {}));
     let present = got.iter().take(16).count();
     assert!(c.requests() > 2 && c.requests() <= present + 1, "{}", c.requests());
 }

@@ -8,7 +8,15 @@
  */
 
 import init, { openNode, WasmArray, WasmGroup } from "./wasm/shardfetch.js";
-import type { WasmArrayMeta, WasmChunk, WasmGroupMeta, WasmOptions } from "./wasm/shardfetch.js";
+import type {
+  WasmArrayMeta,
+  WasmChunk,
+  WasmFetched,
+  WasmGroupMeta,
+  WasmOptions,
+  WasmSelectionItem,
+} from "./wasm/shardfetch.js";
+import { defaultWorkers, Pool, workersAvailable } from "./pool.js";
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -126,6 +134,12 @@ export interface OpenOptions {
    */
   mergeGap?: number;
   mergeMax?: number;
+  /**
+   * Web Workers that decode chunks off this thread (each with its own wasm instance; buffers
+   * are transferred, never copied). Default: `hardwareConcurrency - 1` (1 to 4) where module
+   * workers exist (browsers); `false` decodes on this thread, which is what Node does.
+   */
+  workers?: number | false;
 }
 
 /** Options of a single read. */
@@ -186,16 +200,28 @@ function isNode(): boolean {
   return typeof process !== "undefined" && typeof process.versions?.node === "string";
 }
 
-async function initWasm(): Promise<void> {
+/** The compiled module, kept to start decoding workers without fetching or compiling again. */
+let wasmModule: WebAssembly.Module | undefined;
+
+async function compileWasm(): Promise<WebAssembly.Module> {
   const wasmUrl = new URL("./wasm/shardfetch_bg.wasm", import.meta.url);
   if (isNode() && wasmUrl.protocol === "file:") {
-    // Node's fetch cannot read file: URLs; hand the bytes to wasm-bindgen instead.
+    // Node's fetch cannot read file: URLs.
     const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ "node:fs/promises");
-    const bytes = await fs.readFile(wasmUrl);
-    await init({ module_or_path: bytes });
-  } else {
-    await init({ module_or_path: wasmUrl });
+    return WebAssembly.compile(await fs.readFile(wasmUrl));
   }
+  const response = fetch(wasmUrl);
+  try {
+    return await WebAssembly.compileStreaming(response);
+  } catch {
+    // Served without `application/wasm`: compile from the bytes.
+    return WebAssembly.compile(await (await fetch(wasmUrl)).arrayBuffer());
+  }
+}
+
+async function initWasm(): Promise<void> {
+  wasmModule = await compileWasm();
+  await init({ module_or_path: wasmModule });
 }
 
 /**
@@ -298,6 +324,56 @@ function checkSignal(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortedError(signal);
 }
 
+/** The decoding pool shared by every array (created on first use). */
+let pool: Pool | undefined;
+let nextKey = 1;
+
+function cStrides(shape: readonly number[]): number[] {
+  const s = shape.map(() => 1);
+  for (let k = shape.length - 2; k >= 0; k--) s[k] = (s[k + 1] ?? 1) * (shape[k + 1] ?? 1);
+  return s;
+}
+
+/** `n` elements, each the bytes of `fill`. */
+function filled(n: number, fill: Uint8Array): Uint8Array {
+  const out = new Uint8Array(n * fill.length);
+  if (fill.some((b) => b !== 0) && out.length > 0) {
+    out.set(fill);
+    for (let have = fill.length; have < out.length; have *= 2) out.copyWithin(have, 0, Math.min(have, out.length - have));
+  }
+  return out;
+}
+
+/**
+ * Copy a C-ordered box `[lo, hi)` (array coordinates) into `out`, the C-ordered region of
+ * `extent` elements starting at `start`; `size` bytes per element.
+ */
+function paste(
+  out: Uint8Array,
+  extent: readonly number[],
+  start: readonly number[],
+  box: Uint8Array,
+  lo: readonly number[],
+  hi: readonly number[],
+  size: number,
+): void {
+  const n = extent.length;
+  const shape = lo.map((l, k) => (hi[k] ?? l) - l);
+  const outStride = cStrides(extent);
+  const row = (shape[n - 1] ?? 1) * size;
+  const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
+  const idx = new Array<number>(Math.max(0, n - 1)).fill(0);
+  for (let r = 0; r < rows; r++) {
+    let at = 0;
+    for (let k = 0; k < n; k++) at += ((lo[k] ?? 0) - (start[k] ?? 0) + (k < n - 1 ? (idx[k] ?? 0) : 0)) * (outStride[k] ?? 1);
+    out.set(box.subarray(r * row, r * row + row), at * size);
+    for (let k = n - 2; k >= 0; k--) {
+      if ((idx[k] = (idx[k] ?? 0) + 1) < (shape[k] ?? 0)) break;
+      idx[k] = 0;
+    }
+  }
+}
+
 /** Reject as soon as `signal` aborts, even if the work (e.g. a custom fetch) ignores it. */
 function raceAbort<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
@@ -331,6 +407,8 @@ export interface ArrayStats {
   chunks: number;
   /** Requests that served more than one chunk (neighbours merged). */
   mergedRequests: number;
+  /** Chunks decoded by the worker pool (the rest were decoded on this thread). */
+  workerJobs: number;
 }
 
 /** A `getChunk` call waiting for the end of the current task, to be read with its neighbours. */
@@ -377,11 +455,17 @@ export class ShardedArray {
   #handle: WasmArray | null;
   readonly #ctor: TypedArrayCtor;
   readonly #unit: number;
+  /** Decoding workers to use (0: decode on this thread). */
+  readonly #workers: number;
+  /** This array's name in the decoding pool. */
+  readonly #key = nextKey++;
 
   /** @internal Use {@link openArray} or {@link open}. */
-  constructor(handle: unknown, wasmMeta: unknown) {
+  constructor(handle: unknown, wasmMeta: unknown, options: OpenOptions = {}) {
     const meta = wasmMeta as WasmArrayMeta;
     this.#handle = handle as WasmArray;
+    const w = options.workers;
+    this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
     this.url = meta.url;
     this.format = meta.format as Format;
     this.shape = Object.freeze(Array.from(meta.shape));
@@ -457,15 +541,49 @@ export class ShardedArray {
       };
       for (const p of batch) p.signal?.addEventListener("abort", onAbort, { once: true });
     }
-    handle.getChunks(batch.map((p) => p.coords), ctl.signal).then(
-      (results) =>
-        batch.forEach((p, i) => {
-          const r = results[i];
-          if (r === undefined || "error" in r) p.reject(toError(r?.error ?? "missing result"));
-          else p.resolve(toResult(r, this.#ctor, this.#unit));
-        }),
-      (e: unknown) => batch.forEach((p) => p.reject(toError(e))),
-    );
+    const list = batch.map((p) => p.coords);
+    const failAll = (e: unknown) => batch.forEach((p) => p.reject(toError(e)));
+    const pool = this.#pool();
+    if (!pool) {
+      const onChunk = (i: number, r: WasmChunk | { error: unknown }) => {
+        const p = batch[i];
+        if ("error" in r) p?.reject(toError(r.error));
+        else p?.resolve(toResult(r, this.#ctor, this.#unit));
+      };
+      handle.getChunks(list, ctl.signal, onChunk).then(() => failAll("chunk was never read"), failAll);
+      return;
+    }
+    // Fetch here (requests merged, indexes cached); decode in the workers.
+    const spec = this.#specText(handle);
+    const onChunk = (i: number, r: WasmFetched) => {
+      const p = batch[i];
+      if (!p) return;
+      if ("error" in r) p.reject(toError(r.error));
+      else if ("encoded" in r) {
+        this.#workerJobs++;
+        pool.run(this.#key, spec, p.coords, r.encoded).then(
+          (d) => p.resolve(toResult(d as WasmChunk, this.#ctor, this.#unit)),
+          (e: unknown) => p.reject(toError(e)),
+        );
+      } else p.resolve(toResult(r, this.#ctor, this.#unit));
+    };
+    // Settled callers ignore the late rejection: it only reaches chunks never reported.
+    handle.fetchChunks(list, ctl.signal, onChunk).then(() => undefined, failAll);
+  }
+
+  /** The decoding pool, or `undefined` when decoding happens on this thread. */
+  #pool(): Pool | undefined {
+    if (this.#workers === 0 || !wasmModule) return undefined;
+    pool ??= new Pool(wasmModule);
+    if (pool.broken) return undefined;
+    pool.grow(this.#workers);
+    return pool;
+  }
+
+  #spec: string | undefined;
+  #specText(handle: WasmArray): string {
+    this.#spec ??= handle.spec();
+    return this.#spec;
   }
 
   /**
@@ -484,23 +602,56 @@ export class ShardedArray {
     await initialize();
     checkSignal(signal);
     try {
-      const chunk = await raceAbort(this.#live().get(sel, signal ?? null), signal);
-      return toResult(chunk, this.#ctor, this.#unit);
+      const handle = this.#live();
+      const pool = this.#pool();
+      const chunk = pool ? this.#getInWorkers(handle, pool, sel, signal) : handle.get(sel, signal ?? null);
+      return toResult(await raceAbort(chunk, signal), this.#ctor, this.#unit);
     } catch (e) {
       throw toError(e);
     }
   }
 
+  /** A region, its chunks fetched here and decoded (and cut to the region) in the workers. */
+  async #getInWorkers(handle: WasmArray, pool: Pool, sel: WasmSelectionItem[], signal?: AbortSignal): Promise<WasmChunk> {
+    const plan = handle.plan(sel);
+    const size = this.itemSize;
+    const out = filled(plan.extent.reduce((a, b) => a * b, 1), handle.fill());
+    const spec = this.#specText(handle);
+    const decoding: Promise<void>[] = [];
+    let failure: unknown;
+    await handle.fetchChunks(
+      plan.chunks.map((c) => c.coords),
+      signal ?? null,
+      (i, r) => {
+        const piece = plan.chunks[i];
+        if (!piece || failure !== undefined) return;
+        if ("error" in r) failure = r.error;
+        else if ("encoded" in r) {
+          this.#workerJobs++;
+          const job = pool.run(this.#key, spec, piece.coords, r.encoded, piece.lo, piece.hi);
+          decoding.push(job.then((d) => paste(out, plan.extent, plan.start, d.bytes, piece.lo, piece.hi, size)));
+        }
+        // An absent chunk: the output already holds the fill value.
+      },
+    );
+    await Promise.all(decoding);
+    if (failure !== undefined) throw failure;
+    return { bytes: out, shape: plan.shape, stride: cStrides(plan.shape) };
+  }
+
   /** Requests, bytes and index-cache counters of this array since it was opened. */
   stats(): ArrayStats {
-    return this.#live().stats() as ArrayStats;
+    return { ...this.#live().stats(), workerJobs: this.#workerJobs };
   }
+
+  #workerJobs = 0;
 
   /** Release the wasm-side resources now (otherwise they go with garbage collection). */
   close(): void {
     const h = this.#handle;
     this.#handle = null;
     h?.free();
+    pool?.forget(this.#key);
   }
 }
 
@@ -576,7 +727,7 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
     throw toError(e);
   }
   if (node instanceof WasmArray || "shape" in meta) {
-    return new ShardedArray(node as WasmArray, meta as WasmArrayMeta);
+    return new ShardedArray(node as WasmArray, meta as WasmArrayMeta, options);
   }
   // A group needs nothing from the wasm side once its metadata is read.
   node.free();

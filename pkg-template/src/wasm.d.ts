@@ -50,11 +50,36 @@ declare module "*/wasm/shardfetch.js" {
 
   export type WasmSelectionItem = null | number | [number, number];
 
+  /** A fetched chunk: its stored bytes, its fill (when absent), or an error. */
+  export type WasmFetched = { encoded: Uint8Array } | WasmChunk | { error: unknown };
+
+  export interface WasmPlan {
+    start: number[];
+    extent: number[];
+    shape: number[];
+    chunks: { coords: number[]; lo: number[]; hi: number[] }[];
+  }
+
+  export class WasmDecoder {
+    constructor(spec: string);
+    decode(coords: number[], bytes: Uint8Array): WasmChunk;
+    cut(coords: number[], bytes: Uint8Array, lo: number[], hi: number[]): Uint8Array;
+    free(): void;
+  }
+
   export class WasmArray {
     private constructor();
     meta(): WasmArrayMeta;
     getChunk(coords: number[], signal?: AbortSignal | null): Promise<WasmChunk>;
-    getChunks(list: number[][], signal?: AbortSignal | null): Promise<(WasmChunk | { error: unknown })[]>;
+    getChunks(
+      list: number[][],
+      signal: AbortSignal | null,
+      onChunk: (i: number, r: WasmChunk | { error: unknown }) => void,
+    ): Promise<void>;
+    fetchChunks(list: number[][], signal: AbortSignal | null, onChunk: (i: number, r: WasmFetched) => void): Promise<void>;
+    plan(selection: WasmSelectionItem[]): WasmPlan;
+    fill(): Uint8Array;
+    spec(): string;
     get(selection: WasmSelectionItem[], signal?: AbortSignal | null): Promise<WasmChunk>;
     stats(): {
       requests: number;

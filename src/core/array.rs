@@ -10,6 +10,7 @@ use super::locate::{IndexFormat, Region as ByteRegion};
 use super::merge::merge;
 use super::selection::{copy_box, for_each_index, Place, Region, Sel};
 use super::source::Source;
+use super::spec::{build, Built, Spec};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -110,18 +111,19 @@ pub struct Array {
     pub grid: Grid,
     layout: Box<dyn Layout>,
     source: Rc<Source>,
+    spec: Spec,
 }
 
 impl Array {
-    pub fn new(
-        base: String,
-        query: String,
-        info: Info,
-        grid: Grid,
-        layout: Box<dyn Layout>,
-        source: Rc<Source>,
-    ) -> Self {
-        Array { url: base.clone(), base, query, info, grid, layout, source }
+    /// The array `spec` describes, its keys under `base` (plus `query`), read through `source`.
+    pub fn new(base: String, query: String, spec: Spec, source: Rc<Source>) -> Result<Self> {
+        let Built { info, grid, layout } = build(&spec)?;
+        Ok(Array { url: base.clone(), base, query, info, grid, layout, source, spec })
+    }
+
+    /// What the array was built from (see [`Spec`]).
+    pub fn spec(&self) -> &Spec {
+        &self.spec
     }
 
     /// Report `url` as the array's URL (keys stay relative to the base).
@@ -164,15 +166,36 @@ impl Array {
         Ok((url, region))
     }
 
-    /// Read and decode the chunks at `list` (read-grid coordinates) with as few requests as
-    /// the layout allows: locate them all (index reads are shared), merge neighbouring spans of
-    /// each object, fetch the runs concurrently, and hand each chunk to `done` as its bytes
-    /// arrive (`None`: absent). An error from `done` stops the read.
+    /// Read and decode the chunks at `list` (read-grid coordinates); see
+    /// [`fetch_many`](Self::fetch_many).
     pub async fn read_many<C: HttpClient>(
         &self,
         c: &C,
         list: &[Vec<u64>],
         mut done: impl FnMut(usize, Result<Option<Decoded>>) -> Result<()>,
+    ) -> Result<()> {
+        self.fetch_many(c, list, |i, url, got| {
+            let decoded = got.and_then(|b| b.map(|b| self.decode(&list[i], b).map_err(|e| e.at(url))).transpose());
+            done(i, decoded)
+        })
+        .await
+    }
+
+    /// Decode the stored bytes of read chunk `coords`.
+    pub fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
+        self.layout.decode(coords, bytes)
+    }
+
+    /// Fetch the stored bytes of the chunks at `list` (read-grid coordinates) with as few
+    /// requests as the layout allows: locate them all (index reads are shared), merge
+    /// neighbouring spans of each object, fetch the runs concurrently, and hand each chunk to
+    /// `done` with its object's URL as its bytes arrive (`None`: absent). An error from `done`
+    /// stops the read.
+    pub async fn fetch_many<C: HttpClient>(
+        &self,
+        c: &C,
+        list: &[Vec<u64>],
+        mut done: impl FnMut(usize, &str, Result<Option<Vec<u8>>>) -> Result<()>,
     ) -> Result<()> {
         // 1. Where every chunk is.
         let mut located: Vec<(usize, Result<Spot>)> =
@@ -185,8 +208,8 @@ impl Array {
         let mut by_url: BTreeMap<String, Vec<(usize, ByteRegion)>> = BTreeMap::new();
         for (i, r) in located {
             match r {
-                Err(e) => done(i, Err(e))?,
-                Ok((_, None)) => done(i, Ok(None))?,
+                Err(e) => done(i, &self.url, Err(e))?,
+                Ok((url, None)) => done(i, &url, Ok(None))?,
                 Ok((url, Some(region))) => by_url.entry(url).or_default().push((i, region)),
             }
         }
@@ -214,11 +237,11 @@ impl Array {
                 Ok(Some(f)) => f,
                 Ok(None) => {
                     // The object went missing between reading its index and its chunks.
-                    members.iter().try_for_each(|m| done(m.0, Ok(None)))?;
+                    members.iter().try_for_each(|m| done(m.0, &url, Ok(None)))?;
                     continue;
                 }
                 Err(e) => {
-                    members.iter().try_for_each(|m| done(m.0, Err(e.clone())))?;
+                    members.iter().try_for_each(|m| done(m.0, &url, Err(e.clone())))?;
                     continue;
                 }
             };
@@ -231,12 +254,12 @@ impl Array {
                     (false, Some(n)) => match bytes.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
                         Some(p) => p.to_vec(),
                         None => {
-                            done(i, Err(Error::new(ErrorCode::CorruptShard, format!("{url}: short read"))))?;
+                            done(i, &url, Err(Error::new(ErrorCode::CorruptShard, format!("{url}: short read"))))?;
                             continue;
                         }
                     },
                 };
-                done(i, self.layout.decode(&list[i], piece).map(Some).map_err(|e| e.at(&url)))?;
+                done(i, &url, Ok(Some(piece)))?;
             }
         }
         Ok(())
@@ -259,59 +282,112 @@ impl Array {
         Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(coords), stride: d.strides })
     }
 
-    /// Several chunks wanted together, each with its own result; neighbours in one object share
-    /// requests.
-    pub async fn chunks<C: HttpClient>(&self, c: &C, list: &[Vec<u64>]) -> Vec<Result<Chunk>> {
-        let mut out: Vec<Option<Result<Chunk>>> =
-            list.iter().map(|coords| self.check_coords(coords).err().map(Err)).collect();
-        let valid: Vec<usize> = (0..list.len()).filter(|&i| out[i].is_none()).collect();
+    /// Several chunks wanted together, each handed to `each` with its own result as soon as
+    /// its bytes arrive; neighbours in one object share requests.
+    pub async fn chunks<C: HttpClient>(&self, c: &C, list: &[Vec<u64>], mut each: impl FnMut(usize, Result<Chunk>)) {
+        self.fetch_chunks(c, list, |i, got| {
+            each(
+                i,
+                got.and_then(|f| match f {
+                    Fetched::Fill(chunk) => Ok(chunk),
+                    Fetched::Encoded(bytes) => {
+                        let d = self.decode(&list[i], bytes).map_err(|e| e.at(&self.url))?;
+                        Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(&list[i]), stride: d.strides })
+                    }
+                }),
+            )
+        })
+        .await
+    }
+
+    /// Like [`chunks`](Self::chunks), but hands over the stored bytes undecoded (for a decoding
+    /// worker); absent chunks come as their fill.
+    pub async fn fetch_chunks<C: HttpClient>(
+        &self,
+        c: &C,
+        list: &[Vec<u64>],
+        mut each: impl FnMut(usize, Result<Fetched>),
+    ) {
+        let mut valid = Vec::new();
+        for (i, coords) in list.iter().enumerate() {
+            match self.check_coords(coords) {
+                Ok(()) => valid.push(i),
+                Err(e) => each(i, Err(e)),
+            }
+        }
         let wanted: Vec<Vec<u64>> = valid.iter().map(|&i| list[i].clone()).collect();
+        let mut seen = alloc::vec![false; wanted.len()];
         let r = self
-            .read_many(c, &wanted, |k, d| {
+            .fetch_many(c, &wanted, |k, _, got| {
+                seen[k] = true;
                 let i = valid[k];
-                out[i] = Some(match d {
-                    Ok(Some(d)) => Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(&list[i]), stride: d.strides }),
-                    Ok(None) => self.fill_chunk(&list[i]),
-                    Err(e) => Err(e),
-                });
+                each(
+                    i,
+                    match got {
+                        Ok(Some(bytes)) => Ok(Fetched::Encoded(bytes)),
+                        Ok(None) => self.fill_chunk(&list[i]).map(Fetched::Fill),
+                        Err(e) => Err(e),
+                    },
+                );
                 Ok(())
             })
             .await;
-        out.into_iter()
-            .map(|o| match (o, &r) {
-                (Some(x), _) => x,
-                (None, Err(e)) => Err(e.clone()),
-                (None, Ok(())) => Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")),
-            })
-            .collect()
+        let failure = r.err().unwrap_or_else(|| Error::new(ErrorCode::CorruptShard, "chunk was never read"));
+        for (k, done) in seen.into_iter().enumerate() {
+            if !done {
+                each(valid[k], Err(failure.clone()));
+            }
+        }
     }
 
-    /// A region: every chunk it touches is read (see [`read_many`](Self::read_many)) and copied into place.
-    pub async fn region<C: HttpClient>(&self, c: &C, sel: &[Sel]) -> Result<Chunk> {
+    /// The chunks a selection touches, each with the box `[lo, hi)` (array coordinates) of it
+    /// that the selection covers.
+    pub fn plan(&self, sel: &[Sel]) -> Result<Plan> {
         let region = Region::new(sel, &self.info.shape).map_err(|e| e.at(&self.url))?;
-        let extent = region.extent();
-        let elem = self.info.dtype.size();
-        let n = checked_bytes(&extent, elem as u64)? / elem;
-        let mut out = self.info.fill_value.repeat(n);
-        let out_strides = c_strides(&extent);
-
         let first = self.grid.find(&region.start);
         let count: Vec<u64> = (region.start.iter().zip(&region.stop))
             .zip(self.grid.axes.iter().zip(&first))
             .map(|((&a, &b), (axis, &f))| if a == b { 0 } else { axis.find(b - 1) - f + 1 })
             .collect();
         let mut chunks = Vec::new();
-        for_each_index(&count, |i| chunks.push(i.iter().zip(&first).map(|(i, f)| i + f).collect::<Vec<u64>>()));
+        for_each_index(&count, |i| {
+            let coords: Vec<u64> = i.iter().zip(&first).map(|(i, f)| i + f).collect();
+            let origin = self.grid.origin(&coords);
+            let shape = self.grid.clipped(&coords);
+            let lo = origin.iter().zip(&region.start).map(|(o, a)| *o.max(a)).collect();
+            let hi = (origin.iter().zip(&shape)).zip(&region.stop).map(|((o, s), b)| (o + s).min(*b)).collect();
+            chunks.push(Piece { coords, lo, hi });
+        });
+        Ok(Plan { region, chunks })
+    }
 
-        self.read_many(c, &chunks, |i, decoded| {
+    /// The box `[lo, hi)` (array coordinates) of decoded chunk `coords`, C-ordered.
+    pub fn cut(&self, coords: &[u64], d: &Decoded, lo: &[u64], hi: &[u64]) -> Result<Vec<u8>> {
+        let elem = self.info.dtype.size();
+        let origin = self.grid.origin(coords);
+        let ext: Vec<u64> = lo.iter().zip(hi).map(|(l, h)| h.saturating_sub(*l)).collect();
+        let mut out = alloc::vec![0u8; checked_bytes(&ext, elem as u64)?];
+        let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| l.saturating_sub(*o) * s).sum();
+        let to = Place { at: 0, strides: &c_strides(&ext) };
+        copy_box(&d.bytes, Place { at: src_at, strides: &d.strides }, &mut out, to, &ext, elem)?;
+        Ok(out)
+    }
+
+    /// A region: every chunk it touches is read (see [`read_many`](Self::read_many)) and
+    /// copied into place.
+    pub async fn region<C: HttpClient>(&self, c: &C, sel: &[Sel]) -> Result<Chunk> {
+        let Plan { region, chunks } = self.plan(sel)?;
+        let extent = region.extent();
+        let elem = self.info.dtype.size();
+        let n = checked_bytes(&extent, elem as u64)? / elem;
+        let mut out = self.info.fill_value.repeat(n);
+        let out_strides = c_strides(&extent);
+        let list: Vec<Vec<u64>> = chunks.iter().map(|p| p.coords.clone()).collect();
+        self.read_many(c, &list, |i, decoded| {
             let Some(d) = decoded? else { return Ok(()) };
-            let coords = &chunks[i];
+            let Piece { coords, lo, hi } = &chunks[i];
             let origin = self.grid.origin(coords);
-            let shape = self.grid.clipped(coords);
-            let lo: Vec<u64> = origin.iter().zip(&region.start).map(|(o, a)| *o.max(a)).collect();
-            let hi: Vec<u64> =
-                (origin.iter().zip(&shape)).zip(&region.stop).map(|((o, s), b)| (o + s).min(*b)).collect();
-            let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+            let ext: Vec<u64> = lo.iter().zip(hi).map(|(l, h)| h - l).collect();
             let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
             let dst_at: u64 = lo.iter().zip(&region.start).zip(&out_strides).map(|((l, a), s)| (l - a) * s).sum();
             copy_box(
@@ -329,4 +405,25 @@ impl Array {
         let stride = c_strides(&shape);
         Ok(Chunk { bytes: out, shape, stride })
     }
+}
+
+/// A chunk's stored bytes, or its fill when it is absent.
+pub enum Fetched {
+    Encoded(Vec<u8>),
+    Fill(Chunk),
+}
+
+/// One chunk of a [`Plan`]: its read-grid coordinates and the box `[lo, hi)` wanted from it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Piece {
+    pub coords: Vec<u64>,
+    pub lo: Vec<u64>,
+    pub hi: Vec<u64>,
+}
+
+/// What a selection needs: its normalised region and the chunks it touches.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub region: Region,
+    pub chunks: Vec<Piece>,
 }

@@ -17,6 +17,7 @@ pub mod metadata;
 pub mod open;
 pub mod selection;
 pub mod source;
+pub mod spec;
 pub mod v2;
 pub mod zarr;
 

@@ -1,13 +1,13 @@
 //! Opening a node (array or group) of any supported format, detecting the format when the
 //! caller does not name it.
-use super::array::{Array, Format, Info};
+use super::array::{Array, Format};
 use super::draft;
 use super::error::{err, Error, ErrorCode, Result};
 use super::http::{ByteRange, HttpClient};
-use super::metadata::{ArrayMetadata, Node};
+use super::metadata::Node;
 use super::source::{Config, Source};
+use super::spec::Spec;
 use super::v2;
-use super::zarr::ZarrLayout;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -98,11 +98,11 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
         Some(Format::Zarr2) => {
             // Both at once: every v2 node may have attributes.
             let (zarray, zattrs) = both(get(c, s, &place.file(".zarray")), get(c, s, &place.file(".zattrs"))).await;
-            let attributes = v2::parse_attributes(zattrs?.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
+            let attrs = zattrs?;
             match zarray? {
-                Some(text) => open_v2_array(&place, &text, attributes, source.clone()),
+                Some(text) => open_v2_array(&place, &text, attrs, source.clone()),
                 None => match get(c, s, &place.file(".zgroup")).await? {
-                    Some(text) => open_v2_group(&place, &text, attributes),
+                    Some(text) => open_v2_group(&place, &text, attrs),
                     None => Err(not_found(&place.node(), "no .zarray or .zgroup: not a Zarr v2 array or group")),
                 },
             }
@@ -138,19 +138,18 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     }
 }
 
-async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Place) -> Result<Map<String, Value>> {
-    let url = place.file(".zattrs");
-    v2::parse_attributes(get(c, source, &url).await?.as_deref()).map_err(|e| e.at(&url))
+async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Place) -> Result<Option<Vec<u8>>> {
+    get(c, source, &place.file(".zattrs")).await
 }
 
-fn open_v2_array(place: &Place, text: &[u8], attributes: Map<String, Value>, source: Rc<Source>) -> Result<Opened> {
-    let url = place.file(".zarray");
-    let meta = v2::parse_array(text, attributes).map_err(|e| e.at(&url))?;
-    Ok(Opened::Array(Box::new(zarr_array(place, Format::Zarr2, meta, source).map_err(|e| e.at(&url))?)))
+fn open_v2_array(place: &Place, text: &[u8], attrs: Option<Vec<u8>>, source: Rc<Source>) -> Result<Opened> {
+    let spec = Spec { format: Format::Zarr2, path: place.path.clone(), doc: text.to_vec(), attrs, scale: None };
+    array(place, spec, source, &place.file(".zarray"))
 }
 
-fn open_v2_group(place: &Place, text: &[u8], attributes: Map<String, Value>) -> Result<Opened> {
+fn open_v2_group(place: &Place, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
     v2::check_group(text).map_err(|e| e.at(&place.file(".zgroup")))?;
+    let attributes = v2::parse_attributes(attrs.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
     Ok(Opened::Group(Group { format: Format::Zarr2, root: place.root.clone(), path: place.path.clone(), attributes }))
 }
 
@@ -177,9 +176,10 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Place, text: &[u8], source: Rc<So
             path: place.path.clone(),
             attributes,
         })),
-        Node::Array(meta) => {
-            let array = zarr_array(place, Format::Zarr3, *meta, source).map_err(|e| e.at(&meta_url))?;
-            Ok(Opened::Array(Box::new(array)))
+        Node::Array(_) => {
+            let spec =
+                Spec { format: Format::Zarr3, path: place.path.clone(), doc: text.to_vec(), attrs: None, scale: None };
+            array(place, spec, source, &meta_url)
         }
     }
 }
@@ -188,11 +188,13 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Place, text: &[u8], source: Rc<So
 async fn open_draft<C: HttpClient>(c: &C, place: &Place, source: Rc<Source>) -> Result<Opened> {
     let at = |key: String| format!("{}/{key}{}", place.root, place.query);
     let array_url = at(draft::meta_key(&place.path, "array"));
-    if let Some(text) = get(c, &source, &array_url).await? {
-        let meta = draft::parse_array(&text, &place.path).map_err(|e| e.at(&array_url))?;
+    if let Some(doc) = get(c, &source, &array_url).await? {
         let store = Place { root: place.root.clone(), path: String::new(), query: place.query.clone() };
-        let array = zarr_array(&store, Format::Zarr3Draft, meta, source).map_err(|e| e.at(&array_url))?;
-        return Ok(Opened::Array(Box::new(array.at(place.node()))));
+        let spec = Spec { format: Format::Zarr3Draft, path: place.path.clone(), doc, attrs: None, scale: None };
+        return match array(&store, spec, source, &array_url)? {
+            Opened::Array(a) => Ok(Opened::Array(Box::new(a.at(place.node())))),
+            group => Ok(group),
+        };
     }
     let group_url = at(draft::meta_key(&place.path, "group"));
     let attributes = match get(c, &source, &group_url).await? {
@@ -210,19 +212,8 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Place, source: Rc<Source>) -> 
     }))
 }
 
-/// An array of any Zarr flavour, once its metadata is in [`ArrayMetadata`] form.
-fn zarr_array(place: &Place, format: Format, meta: ArrayMetadata, source: Rc<Source>) -> Result<Array> {
-    let layout = ZarrLayout::new(meta.grid, meta.key_encoding, meta.codecs, meta.data_type)?;
-    let info = Info {
-        format,
-        shape: meta.shape,
-        dtype: meta.data_type,
-        fill_value: meta.fill_value,
-        shard_shape: layout.shard_shape(),
-        attributes: meta.attributes,
-        dimension_names: meta.dimension_names,
-        extra: Map::new(),
-    };
-    let grid = layout.read_grid().clone();
-    Ok(Array::new(place.node(), place.query.clone(), info, grid, Box::new(layout), source))
+/// The array `spec` describes, keyed under `place`; errors name `meta_url`.
+fn array(place: &Place, spec: Spec, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
+    let a = Array::new(place.node(), place.query.clone(), spec, source).map_err(|e| e.at(meta_url))?;
+    Ok(Opened::Array(Box::new(a)))
 }

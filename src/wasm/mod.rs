@@ -2,11 +2,13 @@
 //! Everything here converts; the logic lives in `core`.
 extern crate std;
 
-use crate::core::array::{Array as CoreArray, Chunk, Format};
+use crate::core::array::{Array as CoreArray, Chunk, Fetched, Format};
 use crate::core::dtype::{DataType, Scalar};
 use crate::core::http::{HttpClient, Method, Request, Response};
 use crate::core::open::{self, Group, OpenOptions, Opened};
 use crate::core::selection::Sel;
+use crate::core::source::Source;
+use crate::core::spec::Spec;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::rc::Rc;
@@ -290,42 +292,74 @@ impl WasmArray {
         })
     }
 
-    /// Several chunks at once (neighbours share requests): an array with, per chunk, the
-    /// chunk or `{ error }`.
+    /// Several chunks at once (neighbours share requests): `onChunk(i, chunk | { error })` is
+    /// called for each as it lands; resolves when all are done.
     #[wasm_bindgen(js_name = getChunks)]
-    pub fn get_chunks(&self, list: JsValue, signal: Option<AbortSignal>) -> Promise {
+    pub fn get_chunks(&self, list: JsValue, signal: Option<AbortSignal>, on_chunk: Function) -> Promise {
         let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
         future_to_promise(async move {
-            let parsed: Vec<Result<Vec<u64>>> = match list.dyn_ref::<Array>() {
-                Some(arr) => arr
-                    .iter()
-                    .map(|coords| match coords.dyn_ref::<Array>() {
-                        Some(cs) => cs.iter().map(|v| index_of(&v, "chunk coordinate")).collect(),
-                        None => Err(Error::new(ErrorCode::InvalidSelection, "chunk coordinates must be an array")),
-                    })
-                    .collect(),
-                None => {
-                    return Err(to_js(Error::new(ErrorCode::InvalidSelection, "expected a list of chunk coordinates")))
-                }
-            };
-            let wanted: Vec<Vec<u64>> = parsed.iter().filter_map(|p| p.as_ref().ok().cloned()).collect();
-            let mut read = a.chunks(&c, &wanted).await.into_iter();
-            let out = Array::new();
-            for p in parsed {
-                let r = p.and_then(|_| {
-                    read.next().unwrap_or_else(|| Err(Error::new(ErrorCode::CorruptChunk, "missing result")))
-                });
-                out.push(&match r {
-                    Ok(chunk) => chunk_to_js(chunk),
-                    Err(e) => {
+            let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
+            a.chunks(&c, &list, |i, r| report(&on_chunk, i, r.map(chunk_to_js), a.url())).await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// Like `getChunks`, but hands each chunk over undecoded, for a decoding worker:
+    /// `onChunk(i, { encoded } | chunk | { error })` (a chunk when it is absent: its fill).
+    #[wasm_bindgen(js_name = fetchChunks)]
+    pub fn fetch_chunks(&self, list: JsValue, signal: Option<AbortSignal>, on_chunk: Function) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+        future_to_promise(async move {
+            let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
+            a.fetch_chunks(&c, &list, |i, r| {
+                let v = r.map(|f| match f {
+                    Fetched::Fill(chunk) => chunk_to_js(chunk),
+                    Fetched::Encoded(bytes) => {
                         let o = Object::new();
-                        set(&o, "error", to_js(e.at(a.url())));
+                        set(&o, "encoded", Uint8Array::from(&bytes[..]));
                         o.into()
                     }
                 });
-            }
-            Ok(out.into())
+                report(&on_chunk, i, v, a.url())
+            })
+            .await;
+            Ok(JsValue::UNDEFINED)
         })
+    }
+
+    /// What a selection needs: `{ start, extent, shape, chunks: [{ coords, lo, hi }] }` (the
+    /// output `shape` drops integer-selected axes; `extent` keeps them).
+    pub fn plan(&self, selection: JsValue) -> std::result::Result<JsValue, JsValue> {
+        let a = &self.inner;
+        let sel = parse_selection(&selection, a.info.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
+        let p = a.plan(&sel).map_err(to_js)?;
+        let o = Object::new();
+        set(&o, "start", numbers(&p.region.start));
+        set(&o, "extent", numbers(&p.region.extent()));
+        set(&o, "shape", numbers(&p.region.out_shape()));
+        let chunks: Array = p
+            .chunks
+            .iter()
+            .map(|c| {
+                let x = Object::new();
+                set(&x, "coords", numbers(&c.coords));
+                set(&x, "lo", numbers(&c.lo));
+                set(&x, "hi", numbers(&c.hi));
+                JsValue::from(x)
+            })
+            .collect();
+        set(&o, "chunks", chunks);
+        Ok(o.into())
+    }
+
+    /// One element of the fill value, as bytes.
+    pub fn fill(&self) -> Uint8Array {
+        Uint8Array::from(&self.inner.info.fill_value.bytes[..])
+    }
+
+    /// What the array was built from, for a decoding worker's `WasmDecoder`.
+    pub fn spec(&self) -> String {
+        self.inner.spec().to_json()
     }
 
     pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>) -> Promise {
@@ -334,6 +368,77 @@ impl WasmArray {
             let sel = parse_selection(&selection, a.info.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
             a.region(&c, &sel).await.map(chunk_to_js).map_err(to_js)
         })
+    }
+}
+
+/// A list of chunk coordinates.
+fn parse_list(v: &JsValue) -> Result<Vec<Vec<u64>>> {
+    let arr = v
+        .dyn_ref::<Array>()
+        .ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "expected a list of chunk coordinates"))?;
+    arr.iter()
+        .map(|coords| match coords.dyn_ref::<Array>() {
+            Some(cs) => cs.iter().map(|v| index_of(&v, "chunk coordinate")).collect(),
+            None => Err(Error::new(ErrorCode::InvalidSelection, "chunk coordinates must be an array")),
+        })
+        .collect()
+}
+
+/// Hand one result of a batch to the caller's callback.
+fn report(on_chunk: &Function, i: usize, r: Result<JsValue>, url: &str) {
+    let v = r.unwrap_or_else(|e| {
+        let o = Object::new();
+        set(&o, "error", to_js(e.at(url)));
+        o.into()
+    });
+    // A throwing callback is the caller's problem; the batch goes on.
+    let _ = on_chunk.call2(&JsValue::NULL, &JsValue::from(i as f64), &v);
+}
+
+/// Decoding without the network, for a Web Worker: built from an array's `spec()`.
+#[wasm_bindgen]
+pub struct WasmDecoder {
+    inner: CoreArray,
+}
+
+#[wasm_bindgen]
+impl WasmDecoder {
+    #[wasm_bindgen(constructor)]
+    pub fn new(spec: &str) -> std::result::Result<WasmDecoder, JsValue> {
+        let spec = Spec::from_json(spec).map_err(to_js)?;
+        let source = Rc::new(Source::new(Default::default()));
+        Ok(WasmDecoder { inner: CoreArray::new(String::new(), String::new(), spec, source).map_err(to_js)? })
+    }
+
+    /// Decode the stored bytes of chunk `coords`: `{ bytes, shape, stride }`.
+    pub fn decode(&self, coords: JsValue, bytes: Vec<u8>) -> std::result::Result<JsValue, JsValue> {
+        let coords = self.coords(&coords)?;
+        let d = self.inner.decode(&coords, bytes).map_err(to_js)?;
+        Ok(chunk_to_js(Chunk { bytes: d.bytes, shape: self.inner.grid.clipped(&coords), stride: d.strides }))
+    }
+
+    /// Decode chunk `coords` and return its box `[lo, hi)` (array coordinates), C-ordered.
+    pub fn cut(
+        &self,
+        coords: JsValue,
+        bytes: Vec<u8>,
+        lo: JsValue,
+        hi: JsValue,
+    ) -> std::result::Result<Uint8Array, JsValue> {
+        let coords = self.coords(&coords)?;
+        let (lo, hi) = (self.coords(&lo)?, self.coords(&hi)?);
+        let d = self.inner.decode(&coords, bytes).map_err(to_js)?;
+        let b = self.inner.cut(&coords, &d, &lo, &hi).map_err(to_js)?;
+        Ok(Uint8Array::from(&b[..]))
+    }
+
+    fn coords(&self, v: &JsValue) -> std::result::Result<Vec<u64>, JsValue> {
+        let n = self.inner.grid.ndim();
+        let r: Result<Vec<u64>> = match v.dyn_ref::<Array>() {
+            Some(a) if a.length() as usize == n => a.iter().map(|x| index_of(&x, "coordinate")).collect(),
+            _ => Err(Error::new(ErrorCode::InvalidSelection, format!("expected {n} coordinates"))),
+        };
+        r.map_err(to_js)
     }
 }
 

@@ -85,12 +85,12 @@ function report(r) {
   return [...r.failures, ...(r.logs ?? []).slice(0, 20)].join("\n");
 }
 
-test("page (plain <script type=module>, cross-origin data): all fixtures", async (t) => {
+for (const [label, query] of [["decoding workers (default)", {}], ["no workers", { workers: "0" }]]) test(`page (plain <script type=module>, cross-origin data), ${label}: all fixtures`, async (t) => {
   dataServer.log.length = 0;
-  const r = await runPage({});
+  const r = await runPage(query);
   assert.ok(r.count > 0, `no case ran\n${report(r)}`);
   for (const res of r.results ?? []) {
-    await t.test(`browser ${res.name}`, () => {
+    await t.test(`browser ${label} ${res.name}`, () => {
       assert.ok(res.ok, res.failures.join("\n"));
     });
   }
@@ -98,6 +98,9 @@ test("page (plain <script type=module>, cross-origin data): all fixtures", async
   assert.equal(r.failed, 0, report(r));
   // the data server really was another origin and answered range requests
   assert.ok(dataServer.log.some((e) => e.status === 206), "no 206 answer from the data server");
+  // The pool really decoded (or really did not).
+  if (query.workers === "0") assert.equal(r.workerJobs, 0);
+  else assert.ok(r.workerJobs > 100, `only ${r.workerJobs} chunks decoded in workers`);
 });
 
 test("module Web Worker: sharded cases", async () => {

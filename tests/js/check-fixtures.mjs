@@ -8,7 +8,8 @@
 //
 // A "case" (array or group) passes when all its checks pass; `count` is the number of cases.
 // Options (5th argument): { cases: ["name", ...] } to run a subset, { groups: false } to skip
-// the group checks, { maxReports: 5 } failures reported per case.
+// the group checks, { maxReports: 5 } failures reported per case, { open: {...} } extra
+// openArray options (e.g. { workers: false }).
 
 const ELEMENT_SIZE = {
   bool: 1,
@@ -259,7 +260,10 @@ export function selectionsFor(c) {
   return out;
 }
 
-async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
+/** Chunks decoded by decoding workers across all checked arrays. */
+let workerJobs = 0;
+
+async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOptions = {}) {
   const failures = [];
   let checks = 0;
   const fail = (msg) => failures.push(`${c.name}: ${msg}`);
@@ -274,7 +278,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
   }
   let arr;
   try {
-    arr = await api.openArray(root, c.open ?? {});
+    arr = await api.openArray(root, { ...openOptions, ...(c.open ?? {}) });
   } catch (e) {
     fail(`openArray(${root}, ${JSON.stringify(c.open ?? {})}) failed: ${errText(e)}`);
     return { failures, checks };
@@ -367,6 +371,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports) {
     }
   } finally {
     try {
+      workerJobs += arr.stats?.().workerJobs ?? 0;
       arr.close?.();
     } catch {
       /* ignore */
@@ -455,7 +460,7 @@ export async function checkFixtures(api, baseUrl, manifest, expectedLoader, opti
     if (only && !only.has(c.name)) continue;
     let r;
     try {
-      r = await checkArrayCase(api, baseUrl, c, expectedLoader, maxReports);
+      r = await checkArrayCase(api, baseUrl, c, expectedLoader, maxReports, options.open ?? {});
     } catch (e) {
       r = { failures: [`${c.name}: unexpected exception ${errText(e)}`], checks: 0 };
     }
@@ -476,5 +481,5 @@ export async function checkFixtures(api, baseUrl, manifest, expectedLoader, opti
   }
   const failures = results.flatMap((r) => r.failures);
   const passed = results.filter((r) => r.ok).length;
-  return { passed, failed: results.length - passed, failures, count: results.length, results };
+  return { passed, failed: results.length - passed, failures, count: results.length, results, workerJobs };
 }

@@ -1,0 +1,89 @@
+//! What an array is built from: its format and the metadata documents read when opening it.
+//! [`build`] turns them into the array's description and layout without the network, so a
+//! decoding worker rebuilds exactly the layout the opener built.
+use super::array::{Format, Info, Layout};
+use super::draft;
+use super::error::{err, Error, ErrorCode, Result};
+use super::grid::Grid;
+use super::metadata::{ArrayMetadata, Node};
+use super::v2;
+use super::zarr::ZarrLayout;
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub format: Format,
+    /// The array's path inside its store (the draft layout keys chunks by it).
+    pub path: String,
+    /// The array's metadata document: `zarr.json`, `.zarray`, `<path>.array.json` or `info`.
+    pub doc: Vec<u8>,
+    /// A second document: Zarr v2's `.zattrs`.
+    pub attrs: Option<Vec<u8>>,
+    /// Which scale of a multi-scale volume (Neuroglancer precomputed).
+    pub scale: Option<String>,
+}
+
+pub struct Built {
+    pub info: Info,
+    /// The read-chunk grid.
+    pub grid: Grid,
+    pub layout: Box<dyn Layout>,
+}
+
+pub fn build(spec: &Spec) -> Result<Built> {
+    match spec.format {
+        Format::Zarr3 => match Node::parse(&spec.doc)? {
+            Node::Array(meta) => zarr(spec.format, *meta),
+            _ => err(ErrorCode::NotAnArray, "zarr.json describes a group, not an array"),
+        },
+        Format::Zarr2 => zarr(spec.format, v2::parse_array(&spec.doc, v2::parse_attributes(spec.attrs.as_deref())?)?),
+        Format::Zarr3Draft => zarr(spec.format, draft::parse_array(&spec.doc, &spec.path)?),
+        Format::Precomputed => err(ErrorCode::UnsupportedFormat, "Neuroglancer precomputed is not supported yet"),
+    }
+}
+
+fn zarr(format: Format, meta: ArrayMetadata) -> Result<Built> {
+    let layout = ZarrLayout::new(meta.grid, meta.key_encoding, meta.codecs, meta.data_type)?;
+    let info = Info {
+        format,
+        shape: meta.shape,
+        dtype: meta.data_type,
+        fill_value: meta.fill_value,
+        shard_shape: layout.shard_shape(),
+        attributes: meta.attributes,
+        dimension_names: meta.dimension_names,
+        extra: meta.extra,
+    };
+    Ok(Built { info, grid: layout.read_grid().clone(), layout: Box::new(layout) })
+}
+
+impl Spec {
+    /// As JSON text (the documents are JSON, hence UTF-8).
+    pub fn to_json(&self) -> String {
+        let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+        json!({
+            "format": self.format.name(),
+            "path": self.path,
+            "doc": text(&self.doc),
+            "attrs": self.attrs.as_deref().map(text),
+            "scale": self.scale,
+        })
+        .to_string()
+    }
+
+    pub fn from_json(s: &str) -> Result<Spec> {
+        let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array spec");
+        let v: Value = serde_json::from_str(s).map_err(|_| bad())?;
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
+        Ok(Spec {
+            format: v.get("format").and_then(Value::as_str).and_then(Format::parse).ok_or_else(bad)?,
+            path: v.get("path").and_then(Value::as_str).unwrap_or("").into(),
+            doc: text("doc").ok_or_else(bad)?,
+            attrs: text("attrs"),
+            scale: v.get("scale").and_then(Value::as_str).map(String::from),
+        })
+    }
+}
