@@ -11,6 +11,7 @@ pub mod error;
 pub mod http;
 pub mod locate;
 pub mod metadata;
+pub mod precomputed;
 pub mod selection;
 pub mod source;
 
