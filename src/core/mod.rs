@@ -15,6 +15,7 @@ pub mod locate;
 pub mod merge;
 pub mod metadata;
 pub mod open;
+pub mod precomputed;
 pub mod selection;
 pub mod source;
 pub mod spec;

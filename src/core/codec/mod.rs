@@ -1,5 +1,5 @@
 //! Zarr v3 codecs: a chain is array→array codecs, one array→bytes codec, bytes→bytes codecs.
-mod compress;
+pub(crate) mod compress;
 pub mod sharding;
 
 use super::dtype::DataType;
