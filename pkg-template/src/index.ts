@@ -60,6 +60,19 @@ export type DataType =
   | "raw_bytes"
   | "structured";
 
+/** One scale of a Neuroglancer precomputed volume (axes x, y, z). */
+export interface ScaleInfo {
+  key: string;
+  /** Voxels along x, y, z. */
+  size: [number, number, number];
+  chunkSize: [number, number, number];
+  /** Nanometres per voxel along x, y, z. */
+  resolution: [number, number, number];
+  voxelOffset: [number, number, number];
+  encoding: string;
+  sharded: boolean;
+}
+
 /** One field of a `structured` element: name, data type, byte offset in the element. */
 export type Field = readonly [name: string, dtype: DataType, byteOffset: number];
 
@@ -123,6 +136,8 @@ export interface OpenOptions {
   path?: string;
   /** The storage format; detected when omitted (costs a request per format tried, Zarr v3 first). */
   format?: Format;
+  /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
+  scale?: number | string;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */
   cacheBytes?: number;
   /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */
@@ -259,6 +274,7 @@ function wasmOptions(options: OpenOptions): WasmOptions {
   if (options.mergeGap !== undefined) o.mergeGap = options.mergeGap;
   if (options.mergeMax !== undefined) o.mergeMax = options.mergeMax;
   if (options.format !== undefined) o.format = options.format;
+  if (options.scale !== undefined) o.scale = options.scale;
   return o;
 }
 
@@ -449,6 +465,12 @@ export class ShardedArray {
   readonly itemSize: number;
   /** A `structured` element's fields (little-endian values at their byte offsets); otherwise `null`. */
   readonly fields: readonly Field[] | null;
+  /**
+   * Neuroglancer precomputed: every scale of the volume (open another with the `scale`
+   * option), and the index of this one; otherwise `null`.
+   */
+  readonly scales: readonly ScaleInfo[] | null;
+  readonly scaleIndex: number | null;
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly dimensionNames: readonly (string | null)[] | null;
 
@@ -480,6 +502,8 @@ export class ShardedArray {
     this.#ctor = ctorFor(meta.dtype);
     this.itemSize = meta.itemSize;
     this.fields = Array.isArray(meta.extra?.fields) ? Object.freeze(meta.extra.fields as Field[]) : null;
+    this.scales = Array.isArray(meta.extra?.scales) ? Object.freeze(meta.extra.scales as ScaleInfo[]) : null;
+    this.scaleIndex = typeof meta.extra?.scale === "number" ? meta.extra.scale : null;
     this.#unit = meta.dtype.startsWith("complex") ? 2 : this.#ctor === Uint8Array && meta.itemSize > 1 ? meta.itemSize : 1;
   }
 

@@ -15,6 +15,7 @@ declare module "*/wasm/shardfetch.js" {
     format?: string;
     mergeGap?: number;
     mergeMax?: number;
+    scale?: number | string;
   }
 
   export interface WasmArrayMeta {

@@ -2,9 +2,10 @@
 //! caller does not name it.
 use super::array::{Array, Format};
 use super::draft;
-use super::error::{err, Error, ErrorCode, Result};
+use super::error::{Error, ErrorCode, Result};
 use super::http::{ByteRange, HttpClient};
 use super::metadata::Node;
+use super::precomputed;
 use super::source::{Config, Source};
 use super::spec::Spec;
 use super::v2;
@@ -23,6 +24,8 @@ pub struct OpenOptions {
     /// The node's path under the URL (the store root for the draft layout).
     pub path: String,
     pub config: Config,
+    /// Which scale of a Neuroglancer precomputed volume: an index or a scale key (default 0).
+    pub scale: Option<String>,
 }
 
 pub struct Group {
@@ -90,6 +93,7 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     let place = Place { root, path: String::from(options.path.trim_matches('/')), query };
     let source = Rc::new(Source::new(options.config));
     let s = &source;
+    let scale = options.scale;
     match forced {
         Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
             Some(text) => open_v3(c, &place, &text, source.clone()).await,
@@ -108,9 +112,10 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             }
         }
         Some(Format::Zarr3Draft) => open_draft(c, &place, source.clone()).await,
-        Some(f) => {
-            err(ErrorCode::UnsupportedFormat, format!("{}: format {:?} is not supported yet", place.node(), f.name()))
-        }
+        Some(Format::Precomputed) => match get(c, s, &place.file("info")).await? {
+            Some(doc) => open_precomputed(&place, doc, scale, source.clone()),
+            None => Err(not_found(&place.file("info"), "no Neuroglancer precomputed volume here")),
+        },
         None => {
             // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
@@ -119,6 +124,12 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             if let Some(text) = get(c, s, &place.file(".zarray")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
                 return open_v2_array(&place, &text, attributes, source.clone());
+            }
+            if let Some(doc) = get(c, s, &place.file("info")).await? {
+                // Only a precomputed volume's info: another file of that name is not ours.
+                if precomputed::Info::parse(&doc).is_ok() {
+                    return open_precomputed(&place, doc, scale, source.clone());
+                }
             }
             if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
@@ -133,9 +144,14 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
                     }
                 }
             }
-            Err(not_found(&place.node(), "no zarr.json, .zarray or .zgroup here"))
+            Err(not_found(&place.node(), "no zarr.json, .zarray, info or .zgroup here"))
         }
     }
+}
+
+fn open_precomputed(place: &Place, doc: Vec<u8>, scale: Option<String>, source: Rc<Source>) -> Result<Opened> {
+    let spec = Spec { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
+    array(place, spec, source, &place.file("info"))
 }
 
 async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Place) -> Result<Option<Vec<u8>>> {

@@ -52,6 +52,8 @@ enum Key {
 #[derive(Clone)]
 enum Cached {
     Object(Rc<Vec<u8>>),
+    /// The object does not exist (404): every later read of it is answered without a request.
+    Missing,
     Index(Rc<ShardIndex>),
 }
 
@@ -111,13 +113,21 @@ impl Source {
 
     /// Read `range` of the object at `url`; `None` when the object does not exist.
     pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
-        let cached = match self.cache.borrow_mut().get(&Key::Object(url.to_string())) {
-            Some(Cached::Object(o)) => Some(o),
-            _ => None,
-        };
-        if let Some(whole) = cached {
-            return slice_whole(url, &whole, range).map(Some);
+        let cached = self.cache.borrow_mut().get(&Key::Object(url.to_string()));
+        match cached {
+            Some(Cached::Object(whole)) => return slice_whole(url, &whole, range).map(Some),
+            Some(Cached::Missing) => return Ok(None),
+            _ => {}
         }
+        let got = self.fetch(c, url, range).await?;
+        if got.is_none() {
+            // One 404 per object, however many of its indexes or chunks are wanted.
+            self.cache.borrow_mut().put(Key::Object(url.to_string()), Cached::Missing, url.len() + 64);
+        }
+        Ok(got)
+    }
+
+    async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
         match range {
             ByteRange::Full => {
                 let r = self.send(c, Method::Get, url, None).await?;

@@ -1,17 +1,20 @@
 //! What an array is built from: its format and the metadata documents read when opening it.
 //! [`build`] turns them into the array's description and layout without the network, so a
 //! decoding worker rebuilds exactly the layout the opener built.
-use super::array::{Format, Info, Layout};
+use super::array::{Format, Info, Layout, Located};
+use super::codec::Decoded;
 use super::draft;
+use super::dtype::FillValue;
 use super::error::{err, Error, ErrorCode, Result};
 use super::grid::Grid;
 use super::metadata::{ArrayMetadata, Node};
+use super::precomputed::{Scale, ScaleRef};
 use super::v2;
 use super::zarr::ZarrLayout;
 use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
@@ -41,8 +44,63 @@ pub fn build(spec: &Spec) -> Result<Built> {
         },
         Format::Zarr2 => zarr(spec.format, v2::parse_array(&spec.doc, v2::parse_attributes(spec.attrs.as_deref())?)?),
         Format::Zarr3Draft => zarr(spec.format, draft::parse_array(&spec.doc, &spec.path)?),
-        Format::Precomputed => err(ErrorCode::UnsupportedFormat, "Neuroglancer precomputed is not supported yet"),
+        Format::Precomputed => precomputed(spec),
     }
+}
+
+impl Layout for Scale {
+    fn locate(&self, coords: &[u64]) -> Result<Located> {
+        let (key, levels) = Scale::locate(self, coords)?;
+        Ok(Located { key, levels })
+    }
+    fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
+        Scale::decode(self, coords, bytes)
+    }
+}
+
+/// One scale of a Neuroglancer precomputed volume, as an array `[x, y, z, channel]`.
+fn precomputed(spec: &Spec) -> Result<Built> {
+    let which = match spec.scale.as_deref() {
+        None => ScaleRef::Index(0),
+        Some(s) => match s.parse::<usize>() {
+            Ok(i) => ScaleRef::Index(i),
+            Err(_) => ScaleRef::Key(s),
+        },
+    };
+    let scale = Scale::from_info(&spec.doc, which)?;
+    let (shape, chunk) = (scale.shape().to_vec(), scale.chunk_shape().to_vec());
+    let mut extra = Map::new();
+    let scales: Vec<Value> = scale
+        .scales()
+        .iter()
+        .map(|s| {
+            json!({
+                "key": s.key,
+                "size": s.size,
+                "chunkSize": s.chunk_size,
+                "resolution": s.resolution,
+                "voxelOffset": s.voxel_offset,
+                "encoding": s.encoding.name(),
+                "sharded": s.sharding.is_some(),
+            })
+        })
+        .collect();
+    extra.insert("scales".into(), Value::Array(scales));
+    extra.insert("scale".into(), json!(scale.index()));
+    extra.insert("type".into(), json!(scale.info().kind));
+    let names = ["x", "y", "z", "channel"].iter().map(|n| Some(String::from(*n))).collect();
+    let info = Info {
+        format: Format::Precomputed,
+        dtype: scale.dtype(),
+        fill_value: FillValue::zero(scale.dtype()),
+        // Shards hold chunks chosen by hash, not a box of the volume: no shard shape.
+        shard_shape: None,
+        attributes: Map::new(),
+        dimension_names: Some(names),
+        extra,
+        shape: shape.clone(),
+    };
+    Ok(Built { info, grid: Grid::regular(&chunk, &shape), layout: Box::new(scale) })
 }
 
 fn zarr(format: Format, meta: ArrayMetadata) -> Result<Built> {

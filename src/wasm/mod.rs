@@ -177,6 +177,10 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
         })?);
     }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
+    o.scale = get(options, "scale").map(|s| match s.as_f64() {
+        Some(i) => format!("{i}"),
+        None => s.as_string().unwrap_or_default(),
+    });
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
     Ok((client, o, signal))
 }

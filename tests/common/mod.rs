@@ -25,6 +25,8 @@ pub struct Case {
     pub expected: String,
     pub features: Vec<String>,
     pub item_size: Option<usize>,
+    /// Largest difference allowed per byte (lossy encodings); 0: exact.
+    pub tolerance: u8,
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
@@ -56,6 +58,7 @@ pub fn parse_manifest(text: &[u8]) -> (Vec<Case>, Vec<Value>) {
             expected: c["expected"].as_str().unwrap().into(),
             features: c["features"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().into()).collect(),
             item_size: c.get("itemSize").and_then(Value::as_u64).map(|n| n as usize),
+            tolerance: c.get("tolerance").and_then(Value::as_u64).unwrap_or(0) as u8,
         })
         .collect();
     (cases, m["groups"].as_array().cloned().unwrap_or_default())
@@ -104,6 +107,7 @@ impl Case {
         OpenOptions {
             format: o.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
             path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
+            scale: o.get("scale").map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())),
             ..OpenOptions::default()
         }
     }
@@ -145,6 +149,12 @@ fn same(dtype: &str, a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// JPEG is lossy and decoders differ by a few levels (tensorstore uses libjpeg-turbo): a
+/// tolerance for those cases only, from the manifest's `tolerance`.
+fn lossy_close(case: &Case, want: &[u8], have: &[u8]) -> bool {
+    case.tolerance > 0 && want.iter().zip(have).all(|(a, b)| a.abs_diff(*b) <= case.tolerance)
+}
+
 fn elem_size(case: &Case) -> usize {
     match case.dtype.as_str() {
         "bool" | "int8" | "uint8" => 1,
@@ -180,7 +190,7 @@ fn compare(
         let x = (pos.iter().zip(&full).map(|(p, s)| p * s).sum::<u64>() as usize) * e;
         let y = (idx.iter().zip(&got.stride).map(|(p, s)| p * s).sum::<u64>() as usize) * e;
         let (want, have) = (&expected[x..x + e], got.bytes.get(y..y + e));
-        if !have.is_some_and(|h| same(&case.dtype, want, h)) {
+        if !have.is_some_and(|h| same(&case.dtype, want, h) || lossy_close(case, want, h)) {
             err = Some(format!("{}: {what}: element {pos:?}: expected {want:?}, got {have:?}", case.name));
         }
     });

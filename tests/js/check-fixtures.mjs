@@ -158,7 +158,7 @@ function hexBytes(u8, off, n) {
  * `axes[k]` maps result axis k to [arrayAxis, start]; `fixed` holds the array index for dropped
  * axes (array axis → index). Returns a list of mismatch messages (at most maxReports).
  */
-function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports) {
+function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports, tolerance = 0) {
   const errs = [];
   const { data } = res;
   let { shape, stride } = res;
@@ -203,7 +203,7 @@ function compareRegion(res, expected, arrShape, esize, axes, fixed, maxReports) 
     const eo = e * esize;
     let same = true;
     for (let b = 0; b < esize; b++) {
-      if (got[go + b] !== expected[eo + b]) {
+      if (got[go + b] !== expected[eo + b] && !(tolerance > 0 && Math.abs(got[go + b] - expected[eo + b]) <= tolerance)) {
         same = false;
         break;
       }
@@ -329,7 +329,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
           fail(`${where}: bad stride ${show(res.stride)}`);
         } else {
           const axes = coords.map((ci, k) => [k, starts[k][ci]]);
-          for (const m of compareRegion(res, expected, c.shape, esize, axes, [], maxReports)) fail(`${where}: ${m}`);
+          for (const m of compareRegion(res, expected, c.shape, esize, axes, [], maxReports, c.tolerance)) fail(`${where}: ${m}`);
         }
       } catch (e) {
         fail(`${where} failed: ${errText(e)}`);
@@ -363,7 +363,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
         if (unit > 1) wantShape.push(unit);
         if (!eqArr(Array.from(res.shape), wantShape)) fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         else {
-          for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports)) fail(`${where}: ${m}`);
+          for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports, c.tolerance)) fail(`${where}: ${m}`);
         }
       } catch (e) {
         fail(`${where} failed: ${errText(e)}`);

@@ -535,6 +535,50 @@ test("getChunk calls made in the same task share requests; a get of one shard is
   fresh.close();
 });
 
+test("precomputed: detected by its info, precomputed:// prefix, scales, strides, 3 cold / 1 warm requests", async () => {
+  const c = caseByName("ident_u16");
+  const cf = countingFetch();
+  // Detected without a format: zarr.json and .zarray are absent, then the info.
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
+  assert.equal(arr.format, "precomputed");
+  assert.deepEqual(arr.dimensionNames, ["x", "y", "z", "channel"]);
+  assert.deepEqual(Array.from(arr.shape), c.shape);
+  assert.equal(arr.scales.length >= 1, true);
+  assert.equal(arr.scaleIndex, 0);
+  assert.deepEqual(cf.calls.map((k) => k.url.split("/").pop()), ["zarr.json", ".zarray", "info"]);
+  // Stored [channel][z][y][x]: x is fastest.
+  const chunk = await arr.getChunk([0, 0, 0, 0]);
+  assert.equal(chunk.stride[0], 1);
+  assert.equal(chunk.stride[1], chunk.shape[0]);
+  // A cold chunk in another minishard: shard-index entry, minishard index, chunk.
+  const meta = JSON.parse(fs.readFileSync(path.join(dataDir, c.path, "info"), "utf8"));
+  const forced = await api.openArray(`precomputed://${fx}/${c.path}`, { fetch: cf.fetch, scale: meta.scales[0].key });
+  cf.calls.length = 0;
+  await forced.getChunk([1, 1, 1, 0]);
+  assert.equal(cf.calls.length, 3, JSON.stringify(cf.calls.map((k) => k.range)));
+  const [, a, b] = /^bytes=(\d+)-(\d+)$/.exec(cf.calls[0].range) ?? [];
+  assert.equal(Number(b) - Number(a), 15, `the 16-byte shard-index entry alone: ${cf.calls[0].range}`);
+  // Warm: the index levels are cached; the chunk is one request at most.
+  cf.calls.length = 0;
+  await forced.getChunk([1, 1, 1, 0]);
+  assert.ok(cf.calls.length <= 1, JSON.stringify(cf.calls.map((k) => k.range)));
+  arr.close();
+  forced.close();
+});
+
+test("precomputed: a scale by key and the scales listing of a multi-scale volume", async () => {
+  const s1 = caseByName("multiscale_u64_s1");
+  const arr = await api.openArray(`${fx}/${s1.path}`, { format: "precomputed", scale: 1 });
+  assert.equal(arr.scaleIndex, 1);
+  assert.equal(arr.scales.length, 2);
+  const key = arr.scales[1].key;
+  const byKey = await api.openArray(`${fx}/${s1.path}`, { format: "precomputed", scale: key });
+  assert.deepEqual(Array.from(byKey.shape), s1.shape);
+  await expectCode(api.openArray(`${fx}/${s1.path}`, { format: "precomputed", scale: "nope" }), "InvalidSelection");
+  arr.close();
+  byKey.close();
+});
+
 test("the headers option is sent with every request", async () => {
   const cf = countingFetch();
   const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch, headers: { "X-Shardfetch-Test": "yes" } });
