@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Build, serve the repository over HTTP (port $PORT, default 8080) and print a sample array.
-# The server keeps running until interrupted.
+# Build, serve the repository over HTTP (port $PORT, default 8080) and print the URL of the demo
+# viewer (www/) on the embedded sample (www/sample/cells.ome.zarr). The server keeps running
+# until interrupted.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 PORT="${PORT:-8080}"
-SAMPLE="${SAMPLE:-tests/fixtures/data/zp/shard_gzip_end}"
+SAMPLE="${SAMPLE:-www/sample/cells.ome.zarr}"
 
 bash scripts/ensure-tools.sh
 bash scripts/build.sh
@@ -24,9 +25,14 @@ for _ in $(seq 1 100); do
 done
 [ -n "$URL" ] || { echo "server did not start" >&2; exit 1; }
 
-node examples/print-sample.mjs "$URL/$SAMPLE"
+# the package in Node, on the sample's full-resolution level
+node examples/print-sample.mjs "$URL/$SAMPLE/0" || true
 
 echo
-echo "Serving $(pwd) at $URL  (sample array: $URL/$SAMPLE; browser test page: $URL/tests/js/browser.html)"
+echo "Serving $(pwd) at $URL"
+echo
+echo "  Viewer:  $URL/www/?url=$URL/$SAMPLE"
+echo
+echo "(any dataset: $URL/www/?url=<dataset URL>; browser test page: $URL/tests/js/browser.html)"
 echo "Press Ctrl-C to stop."
 wait "$SERVER_PID"

@@ -1,0 +1,328 @@
+// Dataset adapters: turn a URL into the multiscale description the viewer draws.
+//
+// A Dataset is
+//   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, close() }
+//   axes:   [{ name, type: "space" | "time" | "channel" | "other", unit }]
+//   levels: finest first; { array, path, shape, chunkShape, shardShape, scale, translation }
+//           voxel i of a level covers world [translation + i·scale, translation + (i+1)·scale)
+//   display: default axis indices for the horizontal and vertical screen directions
+//   window:  optional initial contrast limits { lo, hi } from the metadata (OMERO)
+//
+// Each format is one small adapter below; all read through shardfetch's open/openArray.
+
+/** An error with a short title, the detail, and a hint of what to do about it. */
+export class DatasetError extends Error {
+  constructor(title, detail, { hint = "", code = "", cause } = {}) {
+    super(`${title}: ${detail}`, cause === undefined ? undefined : { cause });
+    this.name = "DatasetError";
+    this.title = title;
+    this.detail = detail;
+    this.hint = hint;
+    this.code = code;
+  }
+}
+
+const PREFIXES = /^(zarr[23]?|precomputed|n5):\/\//i;
+
+/** Normalise user input: scheme prefixes (Neuroglancer style), trailing metadata file names. */
+export function parseInput(input) {
+  let url = String(input ?? "").trim();
+  let hint = null;
+  const m = PREFIXES.exec(url);
+  if (m) {
+    hint = m[1].toLowerCase();
+    url = url.slice(m[0].length);
+  }
+  url = url.replace(/\/(zarr\.json|\.zarray|\.zgroup|\.zattrs|\.zmetadata|info)$/, "").replace(/\/+$/, "");
+  if (/\/info$/.test(String(input)) && hint === null) hint = "precomputed";
+  return { url: new URL(url, globalThis.location?.href).href.replace(/\/+$/, ""), hint };
+}
+
+function axisType(name, given) {
+  if (given) return given;
+  const n = String(name).toLowerCase();
+  if (["x", "y", "z"].includes(n)) return "space";
+  if (["t", "time"].includes(n)) return "time";
+  if (["c", "ch", "channel", "channels"].includes(n)) return "channel";
+  return "other";
+}
+
+/** Default display axes: the last two spatial axes (x horizontal); else the last two of size > 1. */
+function defaultDisplay(axes, shape) {
+  const idx = (pred) => axes.map((a, i) => i).filter((i) => pred(i) && shape[i] > 1);
+  let pick = idx((i) => axes[i].type === "space");
+  if (pick.length < 2) pick = idx(() => true);
+  if (pick.length < 2) pick = axes.map((a, i) => i); // 1-D or degenerate arrays
+  if (pick.length === 1) return { h: pick[0], v: pick[0] };
+  return { h: pick[pick.length - 1], v: pick[pick.length - 2] };
+}
+
+function levelOf(array, path, scale, translation) {
+  return {
+    array,
+    path,
+    shape: [...array.shape],
+    chunkShape: [...array.chunkShape],
+    shardShape: array.shardShape ? [...array.shardShape] : null,
+    scale,
+    translation,
+  };
+}
+
+function closeAll(levels) {
+  for (const l of levels) {
+    try {
+      l.array.close?.();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+// --- plain arrays (Zarr v3 / v2) ----------------------------------------------------------------
+
+function plainArray(array) {
+  const n = array.shape.length;
+  const names = array.dimensionNames?.some((d) => d) ? array.dimensionNames.map((d, i) => d ?? `dim_${i}`) : null;
+  const fallback = ["t", "c", "z", "y", "x"];
+  const axes = Array.from({ length: n }, (_, i) => {
+    const name = names ? names[i] : n <= 3 ? fallback[5 - n + i] : `dim_${i}`;
+    return { name, type: names ? axisType(name) : n <= 3 ? "space" : "other", unit: "" };
+  });
+  const levels = [levelOf(array, "", axes.map(() => 1), axes.map(() => 0))];
+  return {
+    url: array.url,
+    format: array.shardShape ? "Zarr array (sharded)" : "Zarr array",
+    name: array.url.split("/").pop() || array.url,
+    dtype: array.dtype,
+    axes,
+    levels,
+    display: defaultDisplay(axes, array.shape),
+    labels: array.dtype === "uint64",
+    window: null,
+    close: () => closeAll(levels),
+  };
+}
+
+// --- OME-Zarr multiscales (0.5 in zarr.json `ome`, 0.4 and older in .zattrs) ------------------
+
+function omeMeta(attrs) {
+  if (attrs?.ome?.multiscales) return { ome: attrs.ome, version: attrs.ome.version ?? "0.5" };
+  if (attrs?.multiscales) return { ome: attrs, version: attrs.multiscales[0]?.version ?? "0.4" };
+  return null;
+}
+
+function transforms(list, n) {
+  let scale = Array(n).fill(1);
+  let translation = Array(n).fill(0);
+  for (const t of list ?? []) {
+    if (t.type === "scale" && Array.isArray(t.scale)) {
+      scale = scale.map((s, i) => s * t.scale[i]);
+      translation = translation.map((x, i) => x * t.scale[i]);
+    } else if (t.type === "translation" && Array.isArray(t.translation)) {
+      translation = translation.map((x, i) => x + t.translation[i]);
+    }
+  }
+  return { scale, translation };
+}
+
+async function omeMultiscales(group, meta, signal) {
+  const ms = meta.ome.multiscales[0];
+  if (!Array.isArray(ms?.datasets) || ms.datasets.length === 0) {
+    throw new DatasetError("Invalid OME-Zarr metadata", `${group.url}: multiscales[0] has no datasets`);
+  }
+  const arrays = await Promise.all(ms.datasets.map((d) => group.openArray(d.path, { signal })));
+  const n = arrays[0].shape.length;
+  const axes = (ms.axes ?? ["t", "c", "z", "y", "x"].slice(-n)).map((a) =>
+    typeof a === "string" ? { name: a, type: axisType(a), unit: "" } : { name: a.name, type: axisType(a.name, a.type), unit: a.unit ?? "" },
+  );
+  if (axes.length !== n || arrays.some((a) => a.shape.length !== n)) {
+    closeAll(arrays.map((array) => ({ array })));
+    throw new DatasetError("Invalid OME-Zarr metadata", `${group.url}: the axes and the arrays' dimensions disagree`);
+  }
+  const outer = transforms(ms.coordinateTransformations, n);
+  const levels = ms.datasets.map((d, i) => {
+    const t = transforms(d.coordinateTransformations, n);
+    const scale = t.scale.map((s, k) => s * outer.scale[k]);
+    const translation = t.translation.map((x, k) => x * outer.scale[k] + outer.translation[k]);
+    return levelOf(arrays[i], d.path, scale, translation);
+  });
+  const spatial = (l) => l.scale.reduce((p, s, k) => (axes[k].type === "space" ? p * s : p), 1);
+  levels.sort((a, b) => spatial(a) - spatial(b));
+  const omero = meta.ome.omero ?? group.attributes?.omero;
+  const w = omero?.channels?.[0]?.window;
+  return {
+    url: group.url,
+    format: `OME-Zarr ${meta.version}`,
+    name: ms.name || group.url.split("/").pop(),
+    dtype: arrays[0].dtype,
+    axes,
+    levels,
+    display: defaultDisplay(axes, levels[0].shape),
+    labels: "image-label" in meta.ome || arrays[0].dtype === "uint64",
+    window: w && Number.isFinite(w.start) && Number.isFinite(w.end) && w.end > w.start ? { lo: w.start, hi: w.end } : null,
+    close: () => closeAll(levels),
+  };
+}
+
+// --- Neuroglancer precomputed -----------------------------------------------------------------
+// Scales are opened with openArray(url, { scale: i }); axes [x, y, z, channel]; the `info` file
+// gives resolution (nm) and voxel_offset.
+
+async function fetchInfo(url, signal) {
+  try {
+    const r = await fetch(`${url}/info`, { signal });
+    if (!r.ok) return null;
+    const info = await r.json();
+    return Array.isArray(info?.scales) && info.scales.length > 0 ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+async function precomputed(api, url, signal, info, first = null) {
+  const scales = info.scales;
+  const arrays = await Promise.all(scales.map((_, i) => (i === 0 && first ? first : api.openArray(url, { signal, scale: i }))));
+  const axes = [
+    { name: "x", type: "space", unit: "nm" },
+    { name: "y", type: "space", unit: "nm" },
+    { name: "z", type: "space", unit: "nm" },
+    { name: "channel", type: "channel", unit: "" },
+  ].slice(0, arrays[0].shape.length);
+  const levels = scales.map((s, i) => {
+    const res = [...(s.resolution ?? [1, 1, 1]), 1];
+    const off = [...(s.voxel_offset ?? [0, 0, 0]), 0];
+    return levelOf(
+      arrays[i],
+      s.key ?? String(i),
+      axes.map((_, k) => res[k]),
+      axes.map((_, k) => off[k] * res[k]),
+    );
+  });
+  levels.sort((a, b) => a.scale[0] * a.scale[1] * a.scale[2] - b.scale[0] * b.scale[1] * b.scale[2]);
+  return {
+    url,
+    format: "Neuroglancer precomputed",
+    name: url.split("/").pop(),
+    dtype: arrays[0].dtype,
+    axes,
+    levels,
+    display: { h: 0, v: 1 },
+    labels: info.type === "segmentation",
+    window: null,
+    close: () => closeAll(levels),
+  };
+}
+
+// --- errors -------------------------------------------------------------------------------------
+
+/** Tell a CORS refusal from an unreachable server: a no-cors request still reaches the former. */
+async function corsBlocked(url) {
+  try {
+    await fetch(url, { mode: "no-cors", cache: "no-store" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A readable DatasetError for any failure of opening `url`. */
+export async function explain(e, url) {
+  if (e instanceof DatasetError) return e;
+  const code = e?.code ?? "";
+  const msg = e?.message ?? String(e);
+  switch (code) {
+    case "NotFound":
+      return new DatasetError("Nothing found at this URL", msg, {
+        code,
+        hint: "Give the folder that holds zarr.json (Zarr v3), .zarray/.zgroup (Zarr v2) or info (Neuroglancer precomputed).",
+      });
+    case "Network": {
+      const sameOrigin = new URL(url).origin === globalThis.location?.origin;
+      if (!sameOrigin && (await corsBlocked(`${url}/zarr.json`))) {
+        return new DatasetError("Blocked by CORS", `the server at ${new URL(url).origin} answers, but does not allow this page (${globalThis.location?.origin}) to read it`, {
+          code: "CORS",
+          hint: "The data server must send Access-Control-Allow-Origin, allow the Range header on preflight (OPTIONS) and expose Content-Range.",
+        });
+      }
+      return new DatasetError("Server unreachable", msg, { code, hint: "Check the URL and that the server is running." });
+    }
+    case "UnsupportedCodec":
+      return new DatasetError("Unsupported codec", msg, { code, hint: "This dataset uses a codec shardfetch does not decode yet." });
+    case "UnsupportedDataType":
+      return new DatasetError("Unsupported data type", msg, { code });
+    case "UnsupportedFormat":
+      return new DatasetError("Unsupported format", msg, { code });
+    case "InvalidMetadata":
+      return new DatasetError("Invalid metadata", msg, { code });
+    case "HttpError":
+      return new DatasetError(`HTTP error${e.status ? ` ${e.status}` : ""}`, msg, { code });
+    case "Aborted":
+      return new DatasetError("Cancelled", msg, { code });
+    default:
+      return new DatasetError(code ? `Error (${code})` : "Error", msg, { code, cause: e });
+  }
+}
+
+// --- entry point ----------------------------------------------------------------------------------
+
+/**
+ * Open whatever dataset `input` points at, with the shardfetch module `api`.
+ * Rejects with a DatasetError.
+ */
+export async function openDataset(api, input, options = {}) {
+  const ds = await open(api, input, options);
+  if (ds.levels[0].shape.length < 2) {
+    ds.close();
+    throw new DatasetError("Nothing to show in 2D", `${ds.url} has ${ds.levels[0].shape.length} dimension(s)`, {
+      code: "NotAnImage",
+      hint: "The viewer shows arrays with at least two dimensions.",
+    });
+  }
+  return ds;
+}
+
+async function open(api, input, { signal } = {}) {
+  let url;
+  let hint;
+  try {
+    ({ url, hint } = parseInput(input));
+  } catch {
+    throw new DatasetError("Not a URL", String(input), { code: "BadUrl", hint: "Enter an http(s) URL of a dataset." });
+  }
+  if (!/^https?:$/.test(new URL(url).protocol)) {
+    throw new DatasetError("Not an http(s) URL", url, { code: "BadUrl" });
+  }
+  try {
+    if (hint === "precomputed") {
+      const info = await fetchInfo(url, signal);
+      if (!info) throw new DatasetError("No precomputed info", `${url}/info is missing or has no scales`, { code: "NotFound" });
+      return await precomputed(api, url, signal, info);
+    }
+    let node;
+    try {
+      node = await api.open(url, { signal });
+    } catch (e) {
+      // Not Zarr: maybe Neuroglancer precomputed (an `info` file).
+      if (["NotFound", "InvalidMetadata", "UnsupportedFormat"].includes(e?.code)) {
+        const info = await fetchInfo(url, signal);
+        if (info) return await precomputed(api, url, signal, info);
+      }
+      throw e;
+    }
+    if ("shape" in node) {
+      if (Array.isArray(node.scales)) {
+        return await precomputed(api, url, signal, { scales: node.scales, type: node.attributes?.type }, node);
+      }
+      return plainArray(node);
+    }
+    const meta = omeMeta(node.attributes);
+    if (meta) return await omeMultiscales(node, meta, signal);
+    throw new DatasetError("A group without multiscales", `${node.url} is a Zarr group with no OME-Zarr "multiscales" metadata`, {
+      code: "NotAnArray",
+      hint: "Open one of its arrays by adding its path to the URL (Zarr v3 groups cannot be listed over HTTP).",
+    });
+  } catch (e) {
+    throw await explain(e, url);
+  }
+}
