@@ -247,6 +247,30 @@ fn concurrent_reads_share_one_index_fetch() {
     assert_eq!(c.requests(), 3);
 }
 
+/// The same chunk wanted twice at once, or a chunk inside a merged read under way: one request.
+#[test]
+fn concurrent_reads_of_the_same_bytes_share_one_request() {
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    block_on(a.chunk(&c, &[0, 0])).unwrap(); // the index
+    let fresh = || open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    let b = fresh();
+    block_on(b.chunk(&c, &[0, 0])).unwrap();
+    c.reset();
+    c.yields.set(true);
+    let (x, y) = block_on(futures_util::future::join(a.chunk(&c, &[3, 3]), a.chunk(&c, &[3, 3])));
+    assert_eq!(x.unwrap(), y.unwrap());
+    assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
+    // A whole-shard region under way, and a chunk of it asked meanwhile.
+    let want = block_on(fresh().chunk(&c, &[2, 1])).unwrap();
+    c.reset();
+    let all = [Sel::Range(0, 64), Sel::Range(0, 64)];
+    let (r, one) = block_on(futures_util::future::join(b.region(&c, &all), b.chunk(&c, &[2, 1])));
+    r.unwrap();
+    assert_eq!(one.unwrap(), want);
+    assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
+}
+
 #[test]
 fn missing_shard_is_fill_and_asked_once() {
     let c = FileClient::new(Mode::Normal);
@@ -521,4 +545,32 @@ fn chunks_asked_together_share_requests() {
     block_on(a.chunks(&c, &list, |_, _| {}));
     let present = got.iter().take(16).count();
     assert!(c.requests() > 2 && c.requests() <= present + 1, "{}", c.requests());
+}
+
+/// A merged read's gap bytes are kept: the chunk that lay in the gap is then free.
+#[test]
+fn a_chunk_inside_a_merged_gap_needs_no_request() {
+    // Shard c/0/0 of zp_shard_gzip_end: 4x4 inner chunks, index (+crc32c) at the end.
+    let file = std::fs::read(root().join("data/zp/shard_gzip_end/c/0/0")).unwrap();
+    let index = &file[file.len() - (16 * 16 + 4)..];
+    let mut present: Vec<(u64, u64)> = (0..16u64)
+        .filter_map(|i| {
+            let e = &index[i as usize * 16..i as usize * 16 + 16];
+            let offset = u64::from_le_bytes(e[..8].try_into().unwrap());
+            (offset != u64::MAX).then_some((offset, i))
+        })
+        .collect();
+    present.sort();
+    let coords = |i: u64| vec![i / 4, i % 4];
+    let (first, middle, last) = (present[0].1, present[1].1, present[2].1);
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    c.reset();
+    block_on(a.chunks(&c, &[coords(first), coords(last)], |_, r| assert!(r.is_ok())));
+    assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
+    c.reset();
+    let alone = block_on(a.chunk(&c, &coords(middle))).unwrap();
+    assert_eq!(c.requests(), 0, "the middle chunk was in the gap: {:?}", c.log.borrow());
+    let fresh = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    assert_eq!(alone, block_on(fresh.chunk(&c, &coords(middle))).unwrap());
 }

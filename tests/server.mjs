@@ -182,7 +182,12 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       return;
     }
 
+    entry.t = performance.now();
     log.push(entry);
+    // A client that gives up (an AbortSignal) closes the connection before the answer is out.
+    res.on("close", () => {
+      if (!res.writableFinished) entry.aborted = true;
+    });
     const send = (status, headers, body) => {
       entry.status = status;
       const h = { ...CORS_HEADERS, ...headers };

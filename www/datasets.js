@@ -10,6 +10,13 @@
 //
 // Each format is one small adapter below; all read through shardfetch's open/openArray.
 
+/**
+ * Options for every array the viewer opens. Tiles stream in small batches as the view moves:
+ * merging neighbours across wide gaps would re-download tiles already on screen, so only
+ * near neighbours share a request (a bulk `get` would rather use the library's default).
+ */
+const READ = { mergeGap: 16 << 10 };
+
 /** An error with a short title, the detail, and a hint of what to do about it. */
 export class DatasetError extends Error {
   constructor(title, detail, { hint = "", code = "", cause } = {}) {
@@ -131,7 +138,7 @@ async function omeMultiscales(group, meta, signal) {
   if (!Array.isArray(ms?.datasets) || ms.datasets.length === 0) {
     throw new DatasetError("Invalid OME-Zarr metadata", `${group.url}: multiscales[0] has no datasets`);
   }
-  const arrays = await Promise.all(ms.datasets.map((d) => group.openArray(d.path, { signal })));
+  const arrays = await Promise.all(ms.datasets.map((d) => group.openArray(d.path, { ...READ, signal })));
   const n = arrays[0].shape.length;
   const axes = (ms.axes ?? ["t", "c", "z", "y", "x"].slice(-n)).map((a) =>
     typeof a === "string" ? { name: a, type: axisType(a), unit: "" } : { name: a.name, type: axisType(a.name, a.type), unit: a.unit ?? "" },
@@ -166,23 +173,14 @@ async function omeMultiscales(group, meta, signal) {
 }
 
 // --- Neuroglancer precomputed -----------------------------------------------------------------
-// Scales are opened with openArray(url, { scale: i }); axes [x, y, z, channel]; the `info` file
-// gives resolution (nm) and voxel_offset.
-
-async function fetchInfo(url, signal) {
-  try {
-    const r = await fetch(`${url}/info`, { signal });
-    if (!r.ok) return null;
-    const info = await r.json();
-    return Array.isArray(info?.scales) && info.scales.length > 0 ? info : null;
-  } catch {
-    return null;
-  }
-}
+// One array per scale (openScale: no request beyond the first info); axes [x, y, z, channel];
+// arr.scales gives each scale's resolution (nm) and voxel offset.
 
 async function precomputed(api, url, signal, info, first = null) {
   const scales = info.scales;
-  const arrays = await Promise.all(scales.map((_, i) => (i === 0 && first ? first : api.openArray(url, { signal, scale: i }))));
+  // Scales of one volume share its info: openScale reads none again.
+  first ??= await api.openArray(url, { ...READ, signal, format: "precomputed" });
+  const arrays = scales.map((_, i) => (i === first.scaleIndex ? first : first.openScale(i)));
   const axes = [
     { name: "x", type: "space", unit: "nm" },
     { name: "y", type: "space", unit: "nm" },
@@ -191,7 +189,7 @@ async function precomputed(api, url, signal, info, first = null) {
   ].slice(0, arrays[0].shape.length);
   const levels = scales.map((s, i) => {
     const res = [...(s.resolution ?? [1, 1, 1]), 1];
-    const off = [...(s.voxel_offset ?? [0, 0, 0]), 0];
+    const off = [...(s.voxelOffset ?? s.voxel_offset ?? [0, 0, 0]), 0];
     return levelOf(
       arrays[i],
       s.key ?? String(i),
@@ -295,21 +293,11 @@ async function open(api, input, { signal } = {}) {
   }
   try {
     if (hint === "precomputed") {
-      const info = await fetchInfo(url, signal);
-      if (!info) throw new DatasetError("No precomputed info", `${url}/info is missing or has no scales`, { code: "NotFound" });
-      return await precomputed(api, url, signal, info);
+      const node = await api.openArray(url, { ...READ, signal, format: "precomputed" });
+      return await precomputed(api, url, signal, { scales: node.scales, type: node.attributes?.type }, node);
     }
-    let node;
-    try {
-      node = await api.open(url, { signal });
-    } catch (e) {
-      // Not Zarr: maybe Neuroglancer precomputed (an `info` file).
-      if (["NotFound", "InvalidMetadata", "UnsupportedFormat"].includes(e?.code)) {
-        const info = await fetchInfo(url, signal);
-        if (info) return await precomputed(api, url, signal, info);
-      }
-      throw e;
-    }
+    // The library detects the format: Zarr v3, Zarr v2, Neuroglancer precomputed (its info).
+    const node = await api.open(url, { ...READ, signal });
     if ("shape" in node) {
       if (Array.isArray(node.scales)) {
         return await precomputed(api, url, signal, { scales: node.scales, type: node.attributes?.type }, node);

@@ -477,6 +477,7 @@ export class ShardedArray {
   #handle: WasmArray | null;
   readonly #ctor: TypedArrayCtor;
   readonly #unit: number;
+  readonly #options: OpenOptions;
   /** Decoding workers to use (0: decode on this thread). */
   readonly #workers: number;
   /** This array's name in the decoding pool. */
@@ -486,6 +487,7 @@ export class ShardedArray {
   constructor(handle: unknown, wasmMeta: unknown, options: OpenOptions = {}) {
     const meta = wasmMeta as WasmArrayMeta;
     this.#handle = handle as WasmArray;
+    this.#options = options;
     const w = options.workers;
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
     this.url = meta.url;
@@ -661,6 +663,20 @@ export class ShardedArray {
     await Promise.all(decoding);
     if (failure !== undefined) throw failure;
     return { bytes: out, shape: plan.shape, stride: cStrides(plan.shape) };
+  }
+
+  /**
+   * Another scale of this Neuroglancer precomputed volume (index or key), built from the
+   * metadata already read: no request. Caches and counters are shared with this array.
+   */
+  openScale(scale: number | string): ShardedArray {
+    const handle = this.#live();
+    try {
+      const other = handle.withScale(scale);
+      return new ShardedArray(other, other.meta(), this.#options);
+    } catch (e) {
+      throw toError(e);
+    }
   }
 
   /** Requests, bytes and index-cache counters of this array since it was opened. */

@@ -81,6 +81,7 @@ declare module "*/wasm/shardfetch.js" {
     plan(selection: WasmSelectionItem[]): WasmPlan;
     fill(): Uint8Array;
     spec(): string;
+    withScale(scale: number | string): WasmArray;
     get(selection: WasmSelectionItem[], signal?: AbortSignal | null): Promise<WasmChunk>;
     stats(): {
       requests: number;

@@ -121,6 +121,16 @@ impl Array {
         Ok(Array { url: base.clone(), base, query, info, grid, layout, source, spec })
     }
 
+    /// Another scale of the same multi-scale volume (Neuroglancer precomputed), built from the
+    /// metadata already read: no request; caches and counters are shared.
+    pub fn with_scale(&self, scale: String) -> Result<Array> {
+        if self.info.format != Format::Precomputed {
+            return err(ErrorCode::InvalidSelection, format!("{}: only precomputed volumes have scales", self.url));
+        }
+        let spec = Spec { scale: Some(scale), ..self.spec.clone() };
+        Ok(Array::new(self.base.clone(), self.query.clone(), spec, self.source.clone())?.at(self.url.clone()))
+    }
+
     /// What the array was built from (see [`Spec`]).
     pub fn spec(&self) -> &Spec {
         &self.spec
@@ -229,10 +239,10 @@ impl Array {
         // 3. Fetch, split, decode.
         let mut fetches = stream::iter(jobs.into_iter().map(|(url, range, members)| async move {
             let got = self.source.read(c, &url, range).await;
-            (url, got, members)
+            (url, range, got, members)
         }))
         .buffer_unordered(CONCURRENCY);
-        while let Some((url, got, members)) = fetches.next().await {
+        while let Some((url, range, got, members)) = fetches.next().await {
             let fetched = match got {
                 Ok(Some(f)) => f,
                 Ok(None) => {
@@ -247,6 +257,13 @@ impl Array {
             };
             self.source.count_chunks(members.len());
             let single = members.len() == 1 && members[0].1 == 0;
+            if let ByteRange::Range { offset, len } = range {
+                let wanted: u64 = members.iter().filter_map(|m| m.2).sum();
+                if wanted < len {
+                    // The gaps may hold chunks asked for a moment later (a viewer's next tiles).
+                    self.source.keep_run(&url, offset, Rc::new(fetched.bytes.clone()));
+                }
+            }
             let mut bytes = Some(fetched.bytes);
             for (i, at, len) in members {
                 let piece = match (single, len) {

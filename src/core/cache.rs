@@ -43,6 +43,12 @@ impl<K: Ord + Clone, V: Clone> Lru<K, V> {
         self.bytes += size;
     }
 
+    /// The entry with the greatest key at or below `k` (marked as used), with its key.
+    pub fn get_at_or_below(&mut self, k: &K) -> Option<(K, V)> {
+        let found = self.map.range(..=k.clone()).next_back().map(|(key, _)| key.clone())?;
+        self.get(&found).map(|v| (found, v))
+    }
+
     pub fn remove(&mut self, k: &K) {
         if let Some((_, s, t)) = self.map.remove(k) {
             self.order.remove(&t);
@@ -78,5 +84,7 @@ mod tests {
         c.put(4, 'd', 11); // too large to keep
         assert_eq!(c.get(&4), None);
         assert_eq!(c.len(), 2);
+        assert_eq!(c.get_at_or_below(&2), Some((1, 'a')));
+        assert_eq!(c.get_at_or_below(&0), None);
     }
 }

@@ -42,6 +42,12 @@ impl<K: Ord + Clone, V: Clone> Leader<'_, K, V> {
             wakers.into_iter().for_each(Waker::wake);
         }
     }
+
+    /// Hand `r` to the waiters, cloning it only when someone waits.
+    fn share(&self, r: &Result<V>) {
+        let waiting = matches!(&*self.slot.borrow(), State::Pending(w) if !w.is_empty());
+        self.finish(if waiting { State::Done(r.clone()) } else { State::Abandoned });
+    }
 }
 
 impl<K: Ord + Clone, V: Clone> Drop for Leader<'_, K, V> {
@@ -61,9 +67,27 @@ impl<K: Ord + Clone, V: Clone> Dedup<K, V> {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
+        let k = key.clone();
+        Ok(self.run_covered(key, |other| *other == k, aborted, work).await?.1)
+    }
+
+    /// Like [`run`](Self::run), but also waits for a run under way whose key `covers` this
+    /// one (a read of a byte range inside another read's range); returns the key whose
+    /// result is given.
+    pub async fn run_covered<F, Fut>(
+        &self,
+        key: K,
+        covers: impl Fn(&K) -> bool,
+        aborted: impl Fn() -> bool,
+        work: F,
+    ) -> Result<(K, V)>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
         loop {
-            let existing = self.inflight.borrow().get(&key).cloned();
-            if let Some(slot) = existing {
+            let existing = self.inflight.borrow().iter().find(|(k, _)| covers(k)).map(|(k, s)| (k.clone(), s.clone()));
+            if let Some((found, slot)) = existing {
                 let outcome = poll_fn(|cx| match &mut *slot.borrow_mut() {
                     State::Pending(w) => {
                         w.push(cx.waker().clone());
@@ -75,7 +99,7 @@ impl<K: Ord + Clone, V: Clone> Dedup<K, V> {
                 .await;
                 match outcome {
                     Some(Err(e)) if e.code == ErrorCode::Aborted && !aborted() => continue,
-                    Some(r) => return r,
+                    Some(r) => return r.map(|v| (found, v)),
                     None => continue,
                 }
             }
@@ -83,8 +107,8 @@ impl<K: Ord + Clone, V: Clone> Dedup<K, V> {
             self.inflight.borrow_mut().insert(key.clone(), slot.clone());
             let leader = Leader { owner: self, key: key.clone(), slot };
             let r = work().await;
-            leader.finish(State::Done(r.clone()));
-            return r;
+            leader.share(&r);
+            return r.map(|v| (key, v));
         }
     }
 

@@ -47,6 +47,8 @@ pub struct Stats {
 enum Key {
     Object(String),
     Index(String, u64, u8, IndexSpan),
+    /// Bytes of an object from an offset: a merged read whose gaps may hold chunks wanted later.
+    Run(String, u64),
 }
 
 #[derive(Clone)]
@@ -55,9 +57,11 @@ enum Cached {
     /// The object does not exist (404): every later read of it is answered without a request.
     Missing,
     Index(Rc<ShardIndex>),
+    Run(Rc<Vec<u8>>),
 }
 
 /// Bytes read, with the object's total size when the answer told it.
+#[derive(Clone)]
 pub struct Fetched {
     pub bytes: Vec<u8>,
     pub object_size: Option<u64>,
@@ -67,6 +71,8 @@ pub struct Source {
     config: Config,
     cache: RefCell<Lru<Key, Cached>>,
     inflight: Dedup<Key, Rc<ShardIndex>>,
+    /// Range reads under way: a read inside one of them waits for it instead of asking again.
+    reads: Dedup<(String, u64, u64), Option<Rc<Fetched>>>,
     /// Set once the server mishandled a suffix range: go straight to HEAD + range.
     no_suffix: Cell<bool>,
     stats: Cell<Stats>,
@@ -78,6 +84,7 @@ impl Source {
             cache: RefCell::new(Lru::new(config.cache_bytes)),
             config,
             inflight: Dedup::default(),
+            reads: Dedup::default(),
             no_suffix: Cell::new(false),
             stats: Cell::new(Stats::default()),
         }
@@ -119,12 +126,42 @@ impl Source {
             Some(Cached::Missing) => return Ok(None),
             _ => {}
         }
-        let got = self.fetch(c, url, range).await?;
+        if let ByteRange::Range { offset, len } = range {
+            if let Some(bytes) = self.kept(url, offset, len) {
+                return Ok(Some(Fetched { bytes, object_size: None }));
+            }
+        }
+        let got = match range {
+            ByteRange::Range { offset, len } if len > 0 => self.shared_range(c, url, offset, len).await?,
+            _ => self.fetch(c, url, range).await?,
+        };
         if got.is_none() {
             // One 404 per object, however many of its indexes or chunks are wanted.
             self.cache.borrow_mut().put(Key::Object(url.to_string()), Cached::Missing, url.len() + 64);
         }
         Ok(got)
+    }
+
+    /// A range read, or a share of one under way that covers it.
+    async fn shared_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<Fetched>> {
+        let end = offset.saturating_add(len);
+        let key = (url.to_string(), offset, len);
+        let covers = |k: &(String, u64, u64)| k.0 == url && k.1 <= offset && end <= k.1.saturating_add(k.2);
+        let work = || async {
+            let r = self.fetch(c, url, ByteRange::Range { offset, len }).await?;
+            Ok(r.map(Rc::new))
+        };
+        let ((_, start, _), got) = self.reads.run_covered(key, covers, || c.is_aborted(), work).await?;
+        let Some(f) = got else { return Ok(None) };
+        if start == offset && f.bytes.len() as u64 == len {
+            return Ok(Some(Rc::try_unwrap(f).unwrap_or_else(|shared| (*shared).clone())));
+        }
+        // Another read's answer: our part of it.
+        let from = (offset - start) as usize;
+        match f.bytes.get(from..from + len as usize) {
+            Some(piece) => Ok(Some(Fetched { bytes: piece.to_vec(), object_size: f.object_size })),
+            None => Err(short(url, "shared read is shorter than its range")),
+        }
     }
 
     async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
@@ -293,6 +330,22 @@ impl Source {
     ) -> Result<Option<Vec<u8>>> {
         let Some(region) = self.locate(c, url, levels).await? else { return Ok(None) };
         Ok(self.read(c, url, region.range()).await?.map(|f| f.bytes))
+    }
+
+    /// Keep the answer to a merged read (`bytes` from `offset`) whose gaps hold bytes nobody
+    /// asked for yet: a later read inside it needs no request.
+    pub(crate) fn keep_run(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>) {
+        let n = bytes.len();
+        self.cache.borrow_mut().put(Key::Run(url.to_string(), offset), Cached::Run(bytes), n);
+    }
+
+    /// `len` bytes at `offset` of `url` from a kept run, if one holds them.
+    fn kept(&self, url: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let (key, value) = self.cache.borrow_mut().get_at_or_below(&Key::Run(url.to_string(), offset))?;
+        let (Key::Run(u, start), Cached::Run(bytes)) = (key, value) else { return None };
+        let from = usize::try_from(offset.checked_sub(start)?).ok()?;
+        let piece = bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?;
+        (u == url).then(|| piece.to_vec())
     }
 
     pub fn config(&self) -> &Config {

@@ -95,7 +95,14 @@ fn precomputed(spec: &Spec) -> Result<Built> {
         fill_value: FillValue::zero(scale.dtype()),
         // Shards hold chunks chosen by hash, not a box of the volume: no shard shape.
         shard_shape: None,
-        attributes: Map::new(),
+        // The volume's own fields (type, data_type, num_channels, mesh, …); scales are in extra.
+        attributes: match serde_json::from_slice::<Value>(&spec.doc) {
+            Ok(Value::Object(mut o)) => {
+                o.remove("scales");
+                o
+            }
+            _ => Map::new(),
+        },
         dimension_names: Some(names),
         extra,
         shape: shape.clone(),

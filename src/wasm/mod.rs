@@ -361,6 +361,17 @@ impl WasmArray {
         Uint8Array::from(&self.inner.info.fill_value.bytes[..])
     }
 
+    /// Another scale of this precomputed volume (index or key), without a request.
+    #[wasm_bindgen(js_name = withScale)]
+    pub fn with_scale(&self, scale: JsValue) -> std::result::Result<WasmArray, JsValue> {
+        let scale = match scale.as_f64() {
+            Some(i) => format!("{i}"),
+            None => scale.as_string().unwrap_or_default(),
+        };
+        let inner = self.inner.with_scale(scale).map_err(to_js)?;
+        Ok(WasmArray { inner: Rc::new(inner), client: self.client.clone() })
+    }
+
     /// What the array was built from, for a decoding worker's `WasmDecoder`.
     pub fn spec(&self) -> String {
         self.inner.spec().to_json()

@@ -183,6 +183,57 @@ function sampleLog() {
   return out;
 }
 
+/** Diagnostics of merged requests, reported by the test that collects them. */
+const gapBytes = [];
+
+/** "path|bytes=a-b" → { path, a, b } (inclusive, BigInt). */
+function span(key) {
+  const [p, r] = key.split("|");
+  const [a, b] = r.slice("bytes=".length).split("-").map(BigInt);
+  return { path: p, a, b };
+}
+
+/**
+ * Which of `chunkKeys` the logged requests cover, and how many times each: requests of
+ * chunks wanted together are merged, so one request may cover several chunks.
+ */
+function coverage(requests, chunkKeys) {
+  const count = new Map();
+  for (const k of chunkKeys) {
+    const c = span(k);
+    const n = requests.filter((e) => {
+      const r = span(e.key);
+      return r.path === c.path && r.a <= c.a && c.b <= r.b;
+    }).length;
+    if (n > 0) count.set(k, n);
+  }
+  return count;
+}
+
+/**
+ * Every request serves at least one of `chunkKeys`, none is sent twice, and the bytes of
+ * merged requests that no wanted chunk needed (gaps between neighbours, which may hold tiles
+ * fetched earlier) stay below the wanted bytes.
+ */
+function assertRequestsServe(requests, chunkKeys, what) {
+  const cov = coverage(requests, chunkKeys);
+  assertNoDuplicates(requests, what);
+  const len = (k) => Number(span(k).b - span(k).a + 1n);
+  const wanted = [...cov.keys()].reduce((s, k) => s + len(k), 0);
+  const sent = requests.reduce((s, e) => s + len(e.key), 0);
+  assert.ok(sent - wanted <= wanted, `${what}: ${sent} bytes sent for ${wanted} wanted`);
+  gapBytes.push(`${what}: ${sent - wanted} gap bytes for ${wanted} wanted`);
+  for (const e of requests) {
+    const r = span(e.key);
+    const serves = chunkKeys.some((k) => {
+      const c = span(k);
+      return c.path === r.path && r.a <= c.a && c.b <= r.b;
+    });
+    assert.ok(serves, `${what}: request ${e.key} serves no wanted chunk`);
+  }
+  return cov;
+}
+
 function assertNoDuplicates(list, what) {
   const seen = new Set();
   for (const e of list) {
@@ -271,21 +322,22 @@ test("sample: requests match the visible tiles; pan loads only new tiles; zoomin
     await idle(page);
     let geo = await geometry(page);
     assert.equal(geo.level, 0);
-    // first screen: exactly the visible level-0 chunks, one index request per shard, a coarse preview
+    // first screen: exactly the visible level-0 chunks (neighbours may share a merged request),
+    // one index request per shard, a coarse preview
     const first = visibleRequests(0, geo, 5);
     let log = sampleLog();
-    const got0 = new Set(log.chunks.filter((e) => e.level === 0).map((e) => e.key));
-    assert.deepEqual([...got0].sort(), [...first.chunks.keys()].sort(), "level-0 chunk requests differ from the visible chunks");
+    const req0 = log.chunks.filter((e) => e.level === 0);
+    const got0 = assertRequestsServe(req0, [...first.chunks.keys()], "first screen");
+    assert.deepEqual([...got0.keys()].sort(), [...first.chunks.keys()].sort(), "level-0 requests do not cover exactly the visible chunks");
+    assert.ok(req0.length <= first.chunks.size, `${req0.length} requests for ${first.chunks.size} chunks`);
     const preview = visibleRequests(2, geo, 5);
-    for (const e of log.chunks.filter((e) => e.level !== 0)) {
-      assert.equal(e.level, 2, `unexpected level ${e.level} request ${e.key}`);
-      assert.ok(preview.chunks.has(e.key), `preview request ${e.key} is not on screen`);
-    }
+    for (const e of log.chunks.filter((e) => e.level !== 0)) assert.equal(e.level, 2, `unexpected level ${e.level} request ${e.key}`);
+    assertRequestsServe(log.chunks.filter((e) => e.level === 2), [...preview.chunks.keys()], "preview");
     const shards = new Set([...first.shards, ...preview.shards]);
     for (const e of log.index) assert.ok(shards.has(e.path), `index of a shard not on screen: ${e.path}`);
     assertNoDuplicates(log.index, "shard index");
     assertNoDuplicates(log.chunks, "chunk");
-    t.diagnostic(`first screen: ${first.chunks.size} level-0 chunks, ${log.chunks.length - got0.size} preview chunks, ${log.index.length} index requests`);
+    t.diagnostic(`first screen: ${first.chunks.size} level-0 chunks in ${req0.length} requests, ${log.chunks.length - req0.length} preview requests, ${log.index.length} index requests`);
 
     // pan by dragging: only the newly visible chunks are requested
     const before = await geometry(page);
@@ -307,8 +359,7 @@ test("sample: requests match the visible tiles; pan loads only new tiles; zoomin
     }
     const second = visibleRequests(0, geo, 5);
     log = sampleLog();
-    const all0 = new Set(log.chunks.filter((e) => e.level === 0).map((e) => e.key));
-    for (const k of all0) assert.ok(seenDuringDrag.has(k), `requested ${k}, never on screen`);
+    const all0 = assertRequestsServe(log.chunks.filter((e) => e.level === 0), [...seenDuringDrag], "pan");
     for (const k of second.chunks.keys()) assert.ok(all0.has(k), `chunk on screen after the pan never requested: ${k}`);
     assert.ok([...second.chunks.keys()].some((k) => !first.chunks.has(k)), "the pan revealed no new chunk");
     assertNoDuplicates(log.chunks, "chunk");
@@ -338,9 +389,10 @@ test("sample: requests match the visible tiles; pan loads only new tiles; zoomin
     log = sampleLog();
     const gotL = log.chunks.filter((e) => e.level === geo.level);
     assert.ok(gotL.length > 0, `no level-${geo.level} chunk requested`);
-    for (const e of gotL) assert.ok(coarse.chunks.has(e.key), `level-${geo.level} request ${e.key} not on screen`);
+    assertRequestsServe(gotL, [...coarse.chunks.keys()], `level ${geo.level}`);
     assertNoDuplicates(log.chunks, "chunk");
     t.diagnostic(`zoom ${geo.view.zoom.toFixed(3)}: level ${geo.level}, ${gotL.length} chunks of it`);
+    for (const g of gapBytes.splice(0)) t.diagnostic(g);
   } finally {
     await page.close();
   }
@@ -493,9 +545,13 @@ test("plain Zarr v3 arrays by URL: uint16 (sharded), float32, 3-D with a slider,
   }
 });
 
-test.skip("Neuroglancer precomputed by URL parameter (enable when the library reads precomputed)", async () => {
-  // The lead enables this once openArray(url, { scale }) reads precomputed; fixture path to adjust.
-  const page = await openViewer({ url: `${dataServer.url}/fixtures/precomputed/raw_u8` });
+test("Neuroglancer precomputed by URL parameter: a sharded volume's z plane, and its scales", async () => {
+  // ident_u16: [x, y, z, channel] = 37x29x11x1, identity-hash shards; shown x across, y down, z slider.
+  const exp = expectedOf("precomputed/ident_u16", Uint16Array);
+  const [sx, sy, sz] = [37, 29, 11];
+  const z = 5;
+  const hi = exp.reduce((m, v) => Math.max(m, v), 1);
+  const page = await openViewer({ url: `${dataServer.url}/fixtures/precomputed/ident_u16`, zoom: 8, cx: 18.5, cy: 14.5, at: `z:${z}`, lo: 0, hi });
   try {
     assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
     const c = await idle(page);
@@ -503,18 +559,56 @@ test.skip("Neuroglancer precomputed by URL parameter (enable when the library re
     assert.equal(state.format, "Neuroglancer precomputed");
     assert.deepEqual(state.axes.slice(0, 3), ["x", "y", "z"]);
     assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0);
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < sy; y++) {
+      for (let x = 0; x < sx; x++) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[(x * sy + y) * sz + z], 0, hi);
+        assertColour(img.pixel(...p), [g, g, g], `ident_u16 (x ${x}, y ${y}, z ${z})`);
+        n++;
+      }
+    }
+    assert.equal(n, sx * sy);
   } finally {
     await page.close();
   }
+  // A two-scale volume opens with both scales as pyramid levels.
+  const multi = await openViewer({ url: `precomputed://${dataServer.url}/fixtures/precomputed/multiscale_u64` });
+  try {
+    assert.equal(await multi.evaluate(() => window.viewerApp.state), "ready", multi.logs.join("\n"));
+    const levels = await multi.evaluate(() => window.viewerApp.viewer.ds.levels.length);
+    assert.equal(levels, 2);
+  } finally {
+    await multi.close();
+  }
 });
 
-test.skip("Zarr v2 array by URL parameter (enable when the library reads Zarr v2)", async () => {
-  // The lead enables this once open() reads .zarray; fixture path to adjust.
-  const page = await openViewer({ url: `${dataServer.url}/fixtures/v2/u16_blosc` });
+test("Zarr v2 array by URL parameter: Fortran order, no compressor, missing chunks as fill", async () => {
+  // zp2_v2_i4_raw_F: int32 25x31, order F (the library returns it as strides), fill -99.
+  const exp = expectedOf("zp2/zp2_v2_i4_raw_F", Int32Array);
+  const [h, w] = [25, 31];
+  const lo = exp.reduce((m, v) => Math.min(m, v), 0);
+  const hi = exp.reduce((m, v) => Math.max(m, v), 1);
+  const page = await openViewer({ url: `${dataServer.url}/fixtures/zp2/v2/i4_raw_F`, zoom: 8, cx: 15.5, cy: 12.5, lo, hi });
   try {
     assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
-    const c = await idle(page);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0);
+    await idle(page);
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[y * w + x], lo, hi);
+        assertColour(img.pixel(...p), [g, g, g], `zp2_v2_i4_raw_F (${y}, ${x})`);
+        n++;
+      }
+    }
+    assert.equal(n, h * w);
   } finally {
     await page.close();
   }
