@@ -155,11 +155,21 @@ export interface OpenOptions {
    * workers exist (browsers); `false` decodes on this thread, which is what Node does.
    */
   workers?: number | false;
+  /**
+   * Requests in flight per origin (shared by every array of that origin; the last value set
+   * applies); more wait, highest `priority` first. Default 16.
+   */
+  maxInFlight?: number;
 }
 
 /** Options of a single read. */
 export interface ReadOptions {
   signal?: AbortSignal;
+  /**
+   * When an origin's requests in flight are at their limit (`maxInFlight`), waiting requests
+   * start highest priority first (default 0): a viewer gives its visible tiles a higher one.
+   */
+  priority?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -273,6 +283,7 @@ function wasmOptions(options: OpenOptions): WasmOptions {
   if (options.path !== undefined) o.path = options.path;
   if (options.mergeGap !== undefined) o.mergeGap = options.mergeGap;
   if (options.mergeMax !== undefined) o.mergeMax = options.mergeMax;
+  if (options.maxInFlight !== undefined) o.maxInFlight = options.maxInFlight;
   if (options.format !== undefined) o.format = options.format;
   if (options.scale !== undefined) o.scale = options.scale;
   return o;
@@ -431,6 +442,7 @@ export interface ArrayStats {
 interface Pending {
   coords: number[];
   signal: AbortSignal | undefined;
+  priority: number;
   resolve: (r: ChunkResult) => void;
   reject: (e: unknown) => void;
 }
@@ -540,7 +552,7 @@ export class ShardedArray {
     // Calls issued in the same task are read together: neighbours in a shard share requests.
     const result = new Promise<ChunkResult>((resolve, reject) => {
       if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
-      this.#pending.push({ coords: Array.from(coords), signal, resolve, reject });
+      this.#pending.push({ coords: Array.from(coords), signal, priority: options.priority ?? 0, resolve, reject });
     });
     return raceAbort(result, signal);
   }
@@ -568,6 +580,8 @@ export class ShardedArray {
       for (const p of batch) p.signal?.addEventListener("abort", onAbort, { once: true });
     }
     const list = batch.map((p) => p.coords);
+    // The batch is as urgent as its most urgent caller.
+    const priority = Math.max(...batch.map((p) => p.priority));
     const failAll = (e: unknown) => batch.forEach((p) => p.reject(toError(e)));
     const pool = this.#pool();
     if (!pool) {
@@ -576,7 +590,7 @@ export class ShardedArray {
         if ("error" in r) p?.reject(toError(r.error));
         else p?.resolve(toResult(r, this.#ctor, this.#unit));
       };
-      handle.getChunks(list, ctl.signal, onChunk).then(() => failAll("chunk was never read"), failAll);
+      handle.getChunks(list, ctl.signal, onChunk, priority).then(() => failAll("chunk was never read"), failAll);
       return;
     }
     // Fetch here (requests merged, indexes cached); decode in the workers.
@@ -594,7 +608,7 @@ export class ShardedArray {
       } else p.resolve(toResult(r, this.#ctor, this.#unit));
     };
     // Settled callers ignore the late rejection: it only reaches chunks never reported.
-    handle.fetchChunks(list, ctl.signal, onChunk).then(() => undefined, failAll);
+    handle.fetchChunks(list, ctl.signal, onChunk, priority).then(() => undefined, failAll);
   }
 
   /** The decoding pool, or `undefined` when decoding happens on this thread. */
@@ -630,7 +644,10 @@ export class ShardedArray {
     try {
       const handle = this.#live();
       const pool = this.#pool();
-      const chunk = pool ? this.#getInWorkers(handle, pool, sel, signal) : handle.get(sel, signal ?? null);
+      const priority = options.priority ?? 0;
+      const chunk = pool
+        ? this.#getInWorkers(handle, pool, sel, signal, priority)
+        : handle.get(sel, signal ?? null, priority);
       return toResult(await raceAbort(chunk, signal), this.#ctor, this.#unit);
     } catch (e) {
       throw toError(e);
@@ -638,7 +655,13 @@ export class ShardedArray {
   }
 
   /** A region, its chunks fetched here and decoded (and cut to the region) in the workers. */
-  async #getInWorkers(handle: WasmArray, pool: Pool, sel: WasmSelectionItem[], signal?: AbortSignal): Promise<WasmChunk> {
+  async #getInWorkers(
+    handle: WasmArray,
+    pool: Pool,
+    sel: WasmSelectionItem[],
+    signal: AbortSignal | undefined,
+    priority: number,
+  ): Promise<WasmChunk> {
     const plan = handle.plan(sel);
     const size = this.itemSize;
     const out = filled(plan.extent.reduce((a, b) => a * b, 1), handle.fill());
@@ -659,6 +682,7 @@ export class ShardedArray {
         }
         // An absent chunk: the output already holds the fill value.
       },
+      priority,
     );
     await Promise.all(decoding);
     if (failure !== undefined) throw failure;

@@ -16,6 +16,7 @@ declare module "*/wasm/shardfetch.js" {
     mergeGap?: number;
     mergeMax?: number;
     scale?: number | string;
+    maxInFlight?: number;
   }
 
   export interface WasmArrayMeta {
@@ -71,18 +72,24 @@ declare module "*/wasm/shardfetch.js" {
   export class WasmArray {
     private constructor();
     meta(): WasmArrayMeta;
-    getChunk(coords: number[], signal?: AbortSignal | null): Promise<WasmChunk>;
+    getChunk(coords: number[], signal?: AbortSignal | null, priority?: number): Promise<WasmChunk>;
     getChunks(
       list: number[][],
       signal: AbortSignal | null,
       onChunk: (i: number, r: WasmChunk | { error: unknown }) => void,
+      priority?: number,
     ): Promise<void>;
-    fetchChunks(list: number[][], signal: AbortSignal | null, onChunk: (i: number, r: WasmFetched) => void): Promise<void>;
+    fetchChunks(
+      list: number[][],
+      signal: AbortSignal | null,
+      onChunk: (i: number, r: WasmFetched) => void,
+      priority?: number,
+    ): Promise<void>;
     plan(selection: WasmSelectionItem[]): WasmPlan;
     fill(): Uint8Array;
     spec(): string;
     withScale(scale: number | string): WasmArray;
-    get(selection: WasmSelectionItem[], signal?: AbortSignal | null): Promise<WasmChunk>;
+    get(selection: WasmSelectionItem[], signal?: AbortSignal | null, priority?: number): Promise<WasmChunk>;
     stats(): {
       requests: number;
       bytes: number;

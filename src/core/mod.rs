@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod error;
 pub mod grid;
 pub mod http;
+pub mod limit;
 pub mod locate;
 pub mod merge;
 pub mod metadata;

@@ -23,11 +23,19 @@ pub struct Config {
     pub merge_gap: u64,
     /// …and the request stays within this many bytes.
     pub merge_max: u64,
+    /// Requests in flight per origin, when the caller sets it (the binding enforces it).
+    pub max_in_flight: Option<usize>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { cache_bytes: 64 << 20, treat403_as_missing: false, merge_gap: 256 << 10, merge_max: 16 << 20 }
+        Config {
+            cache_bytes: 64 << 20,
+            treat403_as_missing: false,
+            merge_gap: 256 << 10,
+            merge_max: 16 << 20,
+            max_in_flight: None,
+        }
     }
 }
 

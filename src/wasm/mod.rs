@@ -5,15 +5,18 @@ extern crate std;
 use crate::core::array::{Array as CoreArray, Chunk, Fetched, Format};
 use crate::core::dtype::{DataType, Scalar};
 use crate::core::http::{HttpClient, Method, Request, Response};
+use crate::core::limit::Limiter;
 use crate::core::open::{self, Group, OpenOptions, Opened};
 use crate::core::selection::Sel;
 use crate::core::source::Source;
 use crate::core::spec::Spec;
 use crate::core::{Error, ErrorCode, Result};
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
@@ -29,15 +32,44 @@ pub struct FetchClient {
     this: JsValue,
     headers: Rc<Vec<(String, String)>>,
     signal: Option<AbortSignal>,
+    /// Requests of this caller start before lower ones when the origin's limit is reached.
+    priority: i64,
+}
+
+/// Default requests in flight per origin (option `maxInFlight`).
+const MAX_IN_FLIGHT: usize = 16;
+
+std::thread_local! {
+    /// One limit per origin, shared by every array of this instance.
+    static LIMITS: RefCell<BTreeMap<String, Rc<Limiter>>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// `https://host:port` of a URL (the whole URL when it has no path).
+fn origin(url: &str) -> &str {
+    let after = url.find("://").map_or(0, |i| i + 3);
+    match url[after..].find('/') {
+        Some(i) => &url[..after + i],
+        None => url,
+    }
+}
+
+fn limiter(url: &str) -> Rc<Limiter> {
+    LIMITS.with(|m| {
+        m.borrow_mut().entry(origin(url).into()).or_insert_with(|| Rc::new(Limiter::new(MAX_IN_FLIGHT))).clone()
+    })
 }
 
 impl FetchClient {
+    pub fn with_priority(&self, priority: f64) -> FetchClient {
+        FetchClient { priority: priority.clamp(-1e15, 1e15) as i64, ..self.clone() }
+    }
+
     /// The global `fetch`.
     pub fn global() -> Result<FetchClient> {
         let g: JsValue = js_sys::global().into();
         let f = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
         let f = f.ok_or_else(|| Error::new(ErrorCode::Network, "this platform has no global fetch"))?;
-        Ok(FetchClient { fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None })
+        Ok(FetchClient { fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None, priority: 0 })
     }
 
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> FetchClient {
@@ -59,6 +91,11 @@ fn js_error_to_core(e: JsValue, url: &str) -> Error {
 
 impl HttpClient for FetchClient {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
+        let limit = limiter(req.url);
+        let _slot = limit.acquire(self.priority).await;
+        if self.is_aborted() {
+            return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
+        }
         let init = Object::new();
         let headers = Object::new();
         for (k, v) in self.headers.iter() {
@@ -143,7 +180,13 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
     if let Some(f) = get(options, "fetch") {
         let f: Function =
             f.dyn_into().map_err(|_| Error::new(ErrorCode::InvalidSelection, "options.fetch must be a function"))?;
-        client = Some(FetchClient { fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None });
+        client = Some(FetchClient {
+            fetch: f,
+            this: JsValue::UNDEFINED,
+            headers: Rc::new(Vec::new()),
+            signal: None,
+            priority: 0,
+        });
     }
     let mut client = client.ok_or_else(|| Error::new(ErrorCode::Network, "no fetch: pass options.fetch"))?;
     if let Some(h) = get(options, "headers") {
@@ -177,6 +220,10 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
         })?);
     }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
+    if let Some(n) = get(options, "maxInFlight").and_then(|n| n.as_f64()) {
+        // `url` is not known here: the limit is set where the client sends (see open_node).
+        o.config.max_in_flight = Some(n.clamp(1.0, 1e6) as usize);
+    }
     o.scale = get(options, "scale").map(|s| match s.as_f64() {
         Some(i) => format!("{i}"),
         None => s.as_string().unwrap_or_default(),
@@ -190,6 +237,9 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
 pub fn open_node(url: String, options: JsValue) -> Promise {
     future_to_promise(async move {
         let (client, options, signal) = parse_options(&options).map_err(to_js)?;
+        if let Some(n) = options.config.max_in_flight {
+            limiter(&url).set_max(n);
+        }
         let opening = client.with_signal(signal);
         match open::open(&opening, &url, options).await.map_err(to_js)? {
             Opened::Array(a) => Ok(WasmArray { inner: Rc::from(a), client }.into()),
@@ -284,8 +334,8 @@ impl WasmArray {
     }
 
     #[wasm_bindgen(js_name = getChunk)]
-    pub fn get_chunk(&self, coords: JsValue, signal: Option<AbortSignal>) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+    pub fn get_chunk(&self, coords: JsValue, signal: Option<AbortSignal>, priority: Option<f64>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
         future_to_promise(async move {
             let coords: Vec<u64> = match coords.dyn_ref::<Array>() {
                 Some(arr) => arr.iter().map(|v| index_of(&v, "chunk coordinate")).collect::<Result<_>>(),
@@ -299,8 +349,14 @@ impl WasmArray {
     /// Several chunks at once (neighbours share requests): `onChunk(i, chunk | { error })` is
     /// called for each as it lands; resolves when all are done.
     #[wasm_bindgen(js_name = getChunks)]
-    pub fn get_chunks(&self, list: JsValue, signal: Option<AbortSignal>, on_chunk: Function) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+    pub fn get_chunks(
+        &self,
+        list: JsValue,
+        signal: Option<AbortSignal>,
+        on_chunk: Function,
+        priority: Option<f64>,
+    ) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
         future_to_promise(async move {
             let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
             a.chunks(&c, &list, |i, r| report(&on_chunk, i, r.map(chunk_to_js), a.url())).await;
@@ -311,8 +367,14 @@ impl WasmArray {
     /// Like `getChunks`, but hands each chunk over undecoded, for a decoding worker:
     /// `onChunk(i, { encoded } | chunk | { error })` (a chunk when it is absent: its fill).
     #[wasm_bindgen(js_name = fetchChunks)]
-    pub fn fetch_chunks(&self, list: JsValue, signal: Option<AbortSignal>, on_chunk: Function) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+    pub fn fetch_chunks(
+        &self,
+        list: JsValue,
+        signal: Option<AbortSignal>,
+        on_chunk: Function,
+        priority: Option<f64>,
+    ) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
         future_to_promise(async move {
             let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
             a.fetch_chunks(&c, &list, |i, r| {
@@ -377,8 +439,8 @@ impl WasmArray {
         self.inner.spec().to_json()
     }
 
-    pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client.with_signal(signal));
+    pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>, priority: Option<f64>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
         future_to_promise(async move {
             let sel = parse_selection(&selection, a.info.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
             a.region(&c, &sel).await.map(chunk_to_js).map_err(to_js)

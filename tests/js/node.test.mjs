@@ -579,6 +579,45 @@ test("precomputed: a scale by key and the scales listing of a multi-scale volume
   byKey.close();
 });
 
+test("maxInFlight: at the origin's limit, waiting requests start highest priority first", async () => {
+  // Its own server: another origin, so this limit touches no other test.
+  const own = await startServer({ root: { "/fixtures": dataDir } });
+  try {
+    const c = caseByName("zp_u16_gzip_partial"); // unsharded: one request per chunk
+    let inFlight = 0;
+    let most = 0;
+    const started = [];
+    const held = [];
+    const gated = (input, init) => {
+      const url = typeof input === "string" ? input : input.url;
+      if (!/\/c\//.test(url)) return globalThis.fetch(input, init);
+      inFlight++;
+      most = Math.max(most, inFlight);
+      started.push(url.split("/c/")[1]);
+      return new Promise((resolve, reject) => held.push(() => globalThis.fetch(input, init).then(resolve, reject).finally(() => inFlight--)));
+    };
+    const arr = await api.openArray(`${own.url}/fixtures/${c.path}`, { fetch: gated, maxInFlight: 2 });
+    const tick = () => new Promise((r) => setTimeout(r, 0));
+    // Separate tasks (no batching): 2 start, 4 wait with priorities 1, 7, 3, 7.
+    const reads = [];
+    for (const [coords, priority] of [[[0, 0], 0], [[0, 1], 0], [[1, 0], 1], [[1, 1], 7], [[2, 0], 3], [[2, 1], 7]]) {
+      reads.push(arr.getChunk(coords, { priority }));
+      await tick();
+    }
+    assert.deepEqual(started, ["0/0", "0/1"]);
+    while (held.length > 0) {
+      held.shift()();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await Promise.all(reads);
+    assert.equal(most, 2, "never more than maxInFlight");
+    assert.deepEqual(started, ["0/0", "0/1", "1/1", "2/1", "2/0", "1/0"], "priority order, arrival order among equals");
+    arr.close();
+  } finally {
+    await own.close();
+  }
+});
+
 test("the headers option is sent with every request", async () => {
   const cf = countingFetch();
   const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch, headers: { "X-Shardfetch-Test": "yes" } });
