@@ -160,6 +160,12 @@ export interface OpenOptions {
    * applies); more wait, highest `priority` first. Default 16.
    */
   maxInFlight?: number;
+  /**
+   * Keep up to this many bytes of decoded chunks for `getChunk` (least recently used out);
+   * default 0: none (a viewer usually keeps its own tiles). Results are copies: writing to one
+   * does not change the cache.
+   */
+  chunkCacheBytes?: number;
 }
 
 /** Options of a single read. */
@@ -351,6 +357,42 @@ function checkSignal(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortedError(signal);
 }
 
+function copyResult(r: ChunkResult): ChunkResult {
+  const data = (r.data as Uint8Array).slice() as unknown as TypedArray; // every TypedArray has slice()
+  return { data, shape: [...r.shape], stride: [...r.stride] };
+}
+
+/** Decoded chunks by coordinates, least recently used out past `capacity` bytes. */
+class ChunkCache {
+  readonly #map = new Map<string, ChunkResult>();
+  #bytes = 0;
+  hits = 0;
+  constructor(readonly capacity: number) {}
+
+  get(coords: readonly number[]): ChunkResult | undefined {
+    const k = coords.join(",");
+    const r = this.#map.get(k);
+    if (!r) return undefined;
+    this.#map.delete(k);
+    this.#map.set(k, r);
+    this.hits++;
+    return copyResult(r);
+  }
+
+  put(coords: readonly number[], r: ChunkResult): void {
+    const k = coords.join(",");
+    const size = r.data.byteLength;
+    if (size > this.capacity || this.#map.has(k)) return;
+    this.#map.set(k, copyResult(r));
+    this.#bytes += size;
+    for (const [old, v] of this.#map) {
+      if (this.#bytes <= this.capacity) break;
+      this.#map.delete(old);
+      this.#bytes -= v.data.byteLength;
+    }
+  }
+}
+
 /** The decoding pool shared by every array (created on first use). */
 let pool: Pool | undefined;
 let nextKey = 1;
@@ -436,6 +478,10 @@ export interface ArrayStats {
   mergedRequests: number;
   /** Chunks decoded by the worker pool (the rest were decoded on this thread). */
   workerJobs: number;
+  /** Milliseconds spent decoding, on this thread and in the workers. */
+  decodeMs: number;
+  /** getChunk calls answered by the decoded-chunk cache (option `chunkCacheBytes`). */
+  chunkCacheHits: number;
 }
 
 /** A `getChunk` call waiting for the end of the current task, to be read with its neighbours. */
@@ -500,6 +546,7 @@ export class ShardedArray {
     const meta = wasmMeta as WasmArrayMeta;
     this.#handle = handle as WasmArray;
     this.#options = options;
+    this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
     const w = options.workers;
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
     this.url = meta.url;
@@ -549,11 +596,15 @@ export class ShardedArray {
     await initialize();
     checkSignal(signal);
     this.#live();
+    const cache = this.#chunkCache;
+    const cached = cache?.get(coords);
+    if (cached) return cached;
     // Calls issued in the same task are read together: neighbours in a shard share requests.
     const result = new Promise<ChunkResult>((resolve, reject) => {
       if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
       this.#pending.push({ coords: Array.from(coords), signal, priority: options.priority ?? 0, resolve, reject });
     });
+    if (cache) void result.then((r) => cache.put(coords, r), () => undefined);
     return raceAbort(result, signal);
   }
 
@@ -602,7 +653,10 @@ export class ShardedArray {
       else if ("encoded" in r) {
         this.#workerJobs++;
         pool.run(this.#key, spec, p.coords, r.encoded).then(
-          (d) => p.resolve(toResult(d as WasmChunk, this.#ctor, this.#unit)),
+          (d) => {
+            this.#workerMs += d.ms ?? 0;
+            p.resolve(toResult(d as WasmChunk, this.#ctor, this.#unit));
+          },
           (e: unknown) => p.reject(toError(e)),
         );
       } else p.resolve(toResult(r, this.#ctor, this.#unit));
@@ -678,7 +732,12 @@ export class ShardedArray {
         else if ("encoded" in r) {
           this.#workerJobs++;
           const job = pool.run(this.#key, spec, piece.coords, r.encoded, piece.lo, piece.hi);
-          decoding.push(job.then((d) => paste(out, plan.extent, plan.start, d.bytes, piece.lo, piece.hi, size)));
+          decoding.push(
+            job.then((d) => {
+              this.#workerMs += d.ms ?? 0;
+              paste(out, plan.extent, plan.start, d.bytes, piece.lo, piece.hi, size);
+            }),
+          );
         }
         // An absent chunk: the output already holds the fill value.
       },
@@ -705,10 +764,18 @@ export class ShardedArray {
 
   /** Requests, bytes and index-cache counters of this array since it was opened. */
   stats(): ArrayStats {
-    return { ...this.#live().stats(), workerJobs: this.#workerJobs };
+    const s = this.#live().stats();
+    return {
+      ...s,
+      workerJobs: this.#workerJobs,
+      decodeMs: s.decodeMs + this.#workerMs,
+      chunkCacheHits: this.#chunkCache?.hits ?? 0,
+    };
   }
 
   #workerJobs = 0;
+  #workerMs = 0;
+  readonly #chunkCache: ChunkCache | null;
 
   /** Release the wasm-side resources now (otherwise they go with garbage collection). */
   close(): void {

@@ -7,6 +7,8 @@ export interface Decoded {
   bytes: Uint8Array;
   shape?: number[];
   stride?: number[];
+  /** Time the worker spent decoding. */
+  ms?: number;
 }
 
 interface Slot {

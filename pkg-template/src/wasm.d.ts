@@ -97,6 +97,7 @@ declare module "*/wasm/shardfetch.js" {
       indexFetches: number;
       chunks: number;
       mergedRequests: number;
+      decodeMs: number;
     };
     free(): void;
   }

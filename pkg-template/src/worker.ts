@@ -4,7 +4,8 @@
  *
  * Messages in: `{ module }` once (the compiled WebAssembly.Module), then jobs `{ id, key, spec?,
  * coords, bytes, lo?, hi? }` (`spec` the first time a worker sees array `key`), or
- * `{ forget: key }`. Out: `{ id, bytes, shape?, stride? }` or `{ id, error }`.
+ * `{ forget: key }`. Out: `{ id, bytes, shape?, stride?, ms }` (`ms`: decoding time) or
+ * `{ id, error }`.
  * @internal
  */
 import init, { WasmDecoder } from "./wasm/shardfetch.js";
@@ -67,12 +68,14 @@ scope.onmessage = async (ev) => {
     await ready;
     if (m.spec !== undefined) specs.set(m.key, m.spec);
     const d = decoder(m.key);
+    const t0 = performance.now();
     if (m.lo && m.hi) {
       const box = d.cut(m.coords, m.bytes, m.lo, m.hi);
-      scope.postMessage({ id: m.id, bytes: box }, [box.buffer]);
+      scope.postMessage({ id: m.id, bytes: box, ms: performance.now() - t0 }, [box.buffer]);
     } else {
       const r = d.decode(m.coords, m.bytes) as { bytes: Uint8Array; shape: number[]; stride: number[] };
-      scope.postMessage({ id: m.id, bytes: r.bytes, shape: r.shape, stride: r.stride }, [r.bytes.buffer]);
+      const ms = performance.now() - t0;
+      scope.postMessage({ id: m.id, bytes: r.bytes, shape: r.shape, stride: r.stride, ms }, [r.bytes.buffer]);
     }
   } catch (e) {
     scope.postMessage({ id: m.id, error: errorOf(e) });

@@ -193,7 +193,7 @@ impl Array {
 
     /// Decode the stored bytes of read chunk `coords`.
     pub fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
-        self.layout.decode(coords, bytes)
+        self.source.timed(|| self.layout.decode(coords, bytes))
     }
 
     /// Fetch the stored bytes of the chunks at `list` (read-grid coordinates) with as few
@@ -295,7 +295,7 @@ impl Array {
         let Some(region) = region else { return self.fill_chunk(coords) };
         let Some(f) = self.source.read(c, &url, region.range()).await? else { return self.fill_chunk(coords) };
         self.source.count_chunks(1);
-        let d = self.layout.decode(coords, f.bytes).map_err(|e| e.at(&url))?;
+        let d = self.decode(coords, f.bytes).map_err(|e| e.at(&url))?;
         Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(coords), stride: d.strides })
     }
 

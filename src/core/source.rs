@@ -25,6 +25,8 @@ pub struct Config {
     pub merge_max: u64,
     /// Requests in flight per origin, when the caller sets it (the binding enforces it).
     pub max_in_flight: Option<usize>,
+    /// Milliseconds from some origin, to time decoding (the core has no clock of its own).
+    pub clock: Option<fn() -> f64>,
 }
 
 impl Default for Config {
@@ -35,11 +37,12 @@ impl Default for Config {
             merge_gap: 256 << 10,
             merge_max: 16 << 20,
             max_in_flight: None,
+            clock: None,
         }
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
     pub requests: u64,
     pub bytes: u64,
@@ -49,6 +52,8 @@ pub struct Stats {
     pub chunks: u64,
     /// Requests that served more than one chunk.
     pub merged_requests: u64,
+    /// Time spent decoding chunks here (with a clock), in milliseconds.
+    pub decode_ms: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -358,6 +363,16 @@ impl Source {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Run `f`, adding its duration to the decode time when there is a clock.
+    pub(crate) fn timed<T>(&self, f: impl FnOnce() -> T) -> T {
+        let Some(now) = self.config.clock else { return f() };
+        let t0 = now();
+        let r = f();
+        let dt = now() - t0;
+        self.count(|s| s.decode_ms += dt);
+        r
     }
 
     /// Count a request that served `n` chunks.

@@ -36,6 +36,20 @@ pub struct FetchClient {
     priority: i64,
 }
 
+/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
+fn now() -> f64 {
+    std::thread_local! {
+        static PERFORMANCE: Option<(Function, JsValue)> = {
+            let p = Reflect::get(&js_sys::global(), &"performance".into()).ok().filter(|p| p.is_object());
+            p.and_then(|p| Reflect::get(&p, &"now".into()).ok()?.dyn_into::<Function>().ok().map(|f| (f, p)))
+        };
+    }
+    PERFORMANCE.with(|p| match p {
+        Some((f, this)) => f.call0(this).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
+        None => js_sys::Date::now(),
+    })
+}
+
 /// Default requests in flight per origin (option `maxInFlight`).
 const MAX_IN_FLIGHT: usize = 16;
 
@@ -200,6 +214,7 @@ fn parse_options(options: &JsValue) -> Result<(FetchClient, OpenOptions, Option<
         client.headers = Rc::new(headers);
     }
     let mut o = OpenOptions::default();
+    o.config.clock = Some(now);
     if let Some(b) = get(options, "cacheBytes").and_then(|b| b.as_f64()) {
         o.config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
     }
@@ -330,6 +345,7 @@ impl WasmArray {
         set(&o, "indexFetches", s.index_fetches as f64);
         set(&o, "chunks", s.chunks as f64);
         set(&o, "mergedRequests", s.merged_requests as f64);
+        set(&o, "decodeMs", s.decode_ms);
         o.into()
     }
 

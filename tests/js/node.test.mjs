@@ -618,6 +618,24 @@ test("maxInFlight: at the origin's limit, waiting requests start highest priorit
   }
 });
 
+test("chunkCacheBytes: a chunk read again costs nothing and is a copy; decodeMs counts decoding", async () => {
+  const c = caseByName("zp_shard_gzip_end");
+  const cf = countingFetch();
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch, chunkCacheBytes: 1 << 20 });
+  const first = await arr.getChunk([0, 0]);
+  cf.calls.length = 0;
+  const again = await arr.getChunk([0, 0]);
+  assert.equal(cf.calls.length, 0);
+  assert.deepEqual(Array.from(again.data), Array.from(first.data));
+  again.data[0] ^= 1;
+  const third = await arr.getChunk([0, 0]);
+  assert.equal(third.data[0], first.data[0], "writing to a result does not change the cache");
+  const st = arr.stats();
+  assert.equal(st.chunkCacheHits, 2);
+  assert.ok(st.decodeMs > 0, JSON.stringify(st));
+  arr.close();
+});
+
 test("the headers option is sent with every request", async () => {
   const cf = countingFetch();
   const arr = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch, headers: { "X-Shardfetch-Test": "yes" } });
