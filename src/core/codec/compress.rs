@@ -1,7 +1,18 @@
-//! gzip, zstd and crc32c, each decoding into a bounded buffer (sizes come from the network).
-use crate::core::error::{err, ErrorCode, Result};
+//! gzip, zlib, zstd, LZ4 and crc32c, each decoding into a bounded buffer (sizes come from the
+//! network). The `*_into` forms fill an exact-size slice, for blosc's streams.
+use crate::core::error::{err, Error, ErrorCode, Result};
 use alloc::format;
 use alloc::vec::Vec;
+
+/// An empty buffer of `n` bytes, or `TooLarge` if the allocation fails.
+pub(crate) fn zeroed(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        return err(ErrorCode::TooLarge, format!("cannot allocate {n} bytes"));
+    }
+    v.resize(n, 0);
+    Ok(v)
+}
 
 /// A single-member gzip stream (RFC 1952), inflated to at most `limit` bytes.
 pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
@@ -48,8 +59,141 @@ pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// One or more zstd frames, decoded to at most `limit` bytes.
+/// A zlib stream (RFC 1950, numcodecs' `Zlib`), inflated to at most `limit` bytes; the Adler-32
+/// trailer is checked.
+pub fn unzlib(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    miniz_oxide::inflate::decompress_to_vec_zlib_with_limit(data, limit).map_err(|e| {
+        Error::new(ErrorCode::CorruptChunk, format!("zlib: {:?} (or larger than {limit} bytes)", e.status))
+    })
+}
+
+/// A zlib stream that must inflate to exactly `out.len()` bytes.
+pub(crate) fn unzlib_into(data: &[u8], out: &mut [u8]) -> Result<()> {
+    let want = out.len();
+    match miniz_oxide::inflate::decompress_slice_iter_to_slice(out, core::iter::once(data), true, false) {
+        Ok(n) if n == want => Ok(()),
+        Ok(n) => err(ErrorCode::CorruptChunk, format!("zlib: inflated {n} bytes, expected {want}")),
+        Err(e) => err(ErrorCode::CorruptChunk, format!("zlib: {e:?} (or more than {want} bytes)")),
+    }
+}
+
+/// numcodecs' `LZ4` codec: the uncompressed size as 4 bytes little-endian, then one LZ4 block.
+pub fn numcodecs_lz4(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    let (size, block) = match data {
+        [a, b, c, d, block @ ..] => (u32::from_le_bytes([*a, *b, *c, *d]), block),
+        _ => return err(ErrorCode::CorruptChunk, "lz4: shorter than its 4-byte size prefix"),
+    };
+    // numcodecs reads the prefix as a C int
+    if size > i32::MAX as u32 {
+        return err(ErrorCode::CorruptChunk, format!("lz4: invalid size prefix {size}"));
+    }
+    let size = size as usize;
+    if size > limit {
+        return err(ErrorCode::CorruptChunk, format!("lz4: size prefix {size} exceeds the {limit}-byte limit"));
+    }
+    let mut out = zeroed(size)?;
+    unlz4_into(block, &mut out)?;
+    Ok(out)
+}
+
+/// One LZ4 block (no frame) that must decode to exactly `out.len()` bytes.
+pub(crate) fn unlz4_into(block: &[u8], out: &mut [u8]) -> Result<()> {
+    let want = out.len();
+    match lz4_flex::block::decompress_into(block, out) {
+        Ok(n) if n == want => Ok(()),
+        Ok(n) => err(ErrorCode::CorruptChunk, format!("lz4: decoded {n} bytes, expected {want}")),
+        Err(e) => err(ErrorCode::CorruptChunk, format!("lz4: {e} (expected {want} bytes)")),
+    }
+}
+
+/// zstd windows always allowed, whatever the output size: the largest non-"ultra" levels use.
+const ZSTD_WINDOW_FLOOR: u64 = 8 << 20;
+
+/// Check, before decoding, the window of every zstd frame in `data` against `max_window`:
+/// ruzstd allocates the window a frame header claims (up to 100 MiB) before decoding a byte,
+/// and panics if that allocation fails. Walks frame and block headers only.
+fn zstd_windows_within(mut data: &[u8], max_window: u64) -> Result<()> {
+    let truncated = || Error::new(ErrorCode::CorruptChunk, "zstd: truncated frame");
+    let le = |b: &[u8], at: usize, n: usize| -> Result<u64> {
+        let s = b.get(at..at + n).ok_or_else(truncated)?;
+        Ok(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    };
+    while !data.is_empty() {
+        let magic = le(data, 0, 4)?;
+        let mut pos = if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
+            // skippable frame
+            le(data, 4, 4)?.checked_add(8).ok_or_else(truncated)?
+        } else if magic == 0xFD2F_B528 {
+            let fhd = le(data, 4, 1)? as u8;
+            let single = fhd & 0x20 != 0;
+            let mut pos = 5usize;
+            let mut window = 0u64;
+            if !single {
+                let wd = le(data, pos, 1)?;
+                pos += 1;
+                let base = 1u64 << (10 + (wd >> 3));
+                window = base + base / 8 * (wd & 7);
+            }
+            pos += [0, 1, 2, 4][usize::from(fhd & 3)];
+            let fcs_len = [usize::from(single), 2, 4, 8][usize::from(fhd >> 6)];
+            let mut fcs = le(data, pos, fcs_len)?;
+            if fcs_len == 2 {
+                fcs += 256;
+            }
+            pos += fcs_len;
+            if single {
+                window = fcs;
+            }
+            if window > max_window {
+                return err(
+                    ErrorCode::TooLarge,
+                    format!("zstd: a frame needs a {window}-byte window, more than the {max_window} allowed here"),
+                );
+            }
+            loop {
+                let h = le(data, pos, 3)?;
+                pos += 3;
+                pos += match (h >> 1) & 3 {
+                    1 => 1,
+                    3 => return err(ErrorCode::CorruptChunk, "zstd: reserved block type"),
+                    _ => (h >> 3) as usize,
+                };
+                if h & 1 != 0 {
+                    break;
+                }
+            }
+            if fhd & 0x04 != 0 {
+                pos += 4;
+            }
+            pos as u64
+        } else {
+            return err(ErrorCode::CorruptChunk, "zstd: not a zstd frame");
+        };
+        if pos > data.len() as u64 {
+            return Err(truncated());
+        }
+        pos = pos.min(data.len() as u64);
+        data = &data[pos as usize..];
+    }
+    Ok(())
+}
+
+/// One or more zstd frames that must decode to exactly `out.len()` bytes. c-blosc writes
+/// single-segment frames whose window is the stream's size; anything above 1 MiB more is refused.
+pub(crate) fn unzstd_into(d: &mut ruzstd::decoding::FrameDecoder, data: &[u8], out: &mut [u8]) -> Result<()> {
+    let want = out.len();
+    zstd_windows_within(data, (want as u64).max(1 << 20))?;
+    match d.decode_all(data, out) {
+        Ok(n) if n == want => Ok(()),
+        Ok(n) => err(ErrorCode::CorruptChunk, format!("zstd: decoded {n} bytes, expected {want}")),
+        Err(e) => err(ErrorCode::CorruptChunk, format!("zstd: {e} (expected {want} bytes)")),
+    }
+}
+
+/// One or more zstd frames, decoded to at most `limit` bytes. Frames whose window exceeds both
+/// `limit` and 8 MiB are refused before anything is allocated.
 pub fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    zstd_windows_within(data, (limit as u64).max(ZSTD_WINDOW_FLOOR))?;
     let mut out = Vec::new();
     if out.try_reserve_exact(limit).is_err() {
         return err(ErrorCode::TooLarge, format!("cannot allocate {limit} bytes"));
@@ -108,6 +252,24 @@ mod tests {
         ];
         assert_eq!(gunzip(&gz, 1000).unwrap(), [b'a'; 1000]);
         assert!(gunzip(&gz, 999).is_err());
+    }
+
+    #[test]
+    fn zstd_windows_are_bounded_before_decoding() {
+        // Frame header without content size: window descriptor exponent 16 -> 64 MiB window,
+        // then one empty raw block that is the last.
+        let frame = |wd: u8| alloc::vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, wd, 0x01, 0x00, 0x00];
+        assert_eq!(unzstd(&frame(16 << 3), 1000).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(unzstd(&frame(10 << 3), 1000).unwrap(), [0u8; 0]); // 1 MiB window is fine
+        let mut d = ruzstd::decoding::FrameDecoder::new();
+        let mut out = [0u8; 0];
+        assert_eq!(unzstd_into(&mut d, &frame(11 << 3), &mut out).unwrap_err().code, ErrorCode::TooLarge);
+        assert!(unzstd_into(&mut d, &frame(10 << 3), &mut out).is_ok());
+        // Skippable frames are walked over; a truncated one is corrupt.
+        let mut skip = alloc::vec![0x50, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 9, 9];
+        skip.extend_from_slice(&frame(16 << 3));
+        assert_eq!(unzstd(&skip, 1000).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(unzstd(&skip[..9], 1000).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Zarr v3 codecs: a chain is array→array codecs, one array→bytes codec, bytes→bytes codecs.
-pub(crate) mod compress;
+pub mod blosc;
+pub mod compress;
 pub mod sharding;
 
 use super::dtype::DataType;
