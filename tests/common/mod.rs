@@ -328,6 +328,18 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
         Opened::Array(_) => return Err(format!("{path} opened as an array")),
     }
     for (child, kind) in g["children"].as_object().unwrap() {
+        if kind == "implicit_group" {
+            // No document (draft v3): listed by its writer, but not openable, as in zarr-python.
+            match open(c, &url, options(child)).await {
+                Err(e) if e.code == shardfetch::core::ErrorCode::NotFound => continue,
+                other => {
+                    return Err(format!(
+                        "{path}/{child}: an implicit group should be NotFound, got {:?}",
+                        other.is_ok()
+                    ))
+                }
+            }
+        }
         let opened = open(c, &url, options(child)).await.map_err(|e| e.to_string())?;
         let is_array = matches!(opened, Opened::Array(_));
         if is_array != (kind == "array") {
