@@ -257,18 +257,23 @@ impl Array {
             };
             self.source.count_chunks(members.len());
             let single = members.len() == 1 && members[0].1 == 0;
+            let bytes = Rc::new(fetched.bytes);
             if let ByteRange::Range { offset, len } = range {
                 let wanted: u64 = members.iter().filter_map(|m| m.2).sum();
                 if wanted < len {
                     // The gaps may hold chunks asked for a moment later (a viewer's next tiles).
-                    self.source.keep_run(&url, offset, Rc::new(fetched.bytes.clone()));
+                    self.source.keep_run(&url, offset, bytes.clone());
                 }
             }
-            let mut bytes = Some(fetched.bytes);
+            let mut whole = Some(bytes);
             for (i, at, len) in members {
                 let piece = match (single, len) {
-                    (true, _) | (_, None) => bytes.take().unwrap_or_default(),
-                    (false, Some(n)) => match bytes.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
+                    // The answer is this chunk: hand the buffer over (no copy unless kept).
+                    (true, _) | (_, None) => whole
+                        .take()
+                        .map(|b| Rc::try_unwrap(b).unwrap_or_else(|kept| (*kept).clone()))
+                        .unwrap_or_default(),
+                    (false, Some(n)) => match whole.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
                         Some(p) => p.to_vec(),
                         None => {
                             done(i, &url, Err(Error::new(ErrorCode::CorruptShard, format!("{url}: short read"))))?;
@@ -290,13 +295,9 @@ impl Array {
 
     /// One chunk of the read-chunk grid.
     pub async fn chunk<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Chunk> {
-        self.check_coords(coords)?;
-        let (url, region) = self.locate(c, coords).await?;
-        let Some(region) = region else { return self.fill_chunk(coords) };
-        let Some(f) = self.source.read(c, &url, region.range()).await? else { return self.fill_chunk(coords) };
-        self.source.count_chunks(1);
-        let d = self.decode(coords, f.bytes).map_err(|e| e.at(&url))?;
-        Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(coords), stride: d.strides })
+        let mut out = None;
+        self.chunks(c, &[coords.to_vec()], |_, r| out = Some(r)).await;
+        out.unwrap_or_else(|| Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")))
     }
 
     /// Several chunks wanted together, each handed to `each` with its own result as soon as

@@ -334,17 +334,6 @@ impl Source {
         Ok(Some(region))
     }
 
-    /// [`locate`](Self::locate), then read the chunk's bytes.
-    pub async fn read_chunk<C: HttpClient>(
-        &self,
-        c: &C,
-        url: &str,
-        levels: &[(&dyn IndexFormat, u64)],
-    ) -> Result<Option<Vec<u8>>> {
-        let Some(region) = self.locate(c, url, levels).await? else { return Ok(None) };
-        Ok(self.read(c, url, region.range()).await?.map(|f| f.bytes))
-    }
-
     /// Keep the answer to a merged read (`bytes` from `offset`) whose gaps hold bytes nobody
     /// asked for yet: a later read inside it needs no request.
     pub(crate) fn keep_run(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>) {
