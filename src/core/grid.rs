@@ -128,7 +128,7 @@ impl Axis {
                     if n > MAX_ALLOC / 64 || sizes.try_reserve(n as usize).is_err() {
                         return err(ErrorCode::TooLarge, "too many inner chunks along one axis");
                     }
-                    sizes.extend(core::iter::repeat(inner).take(n as usize));
+                    sizes.extend(core::iter::repeat_n(inner, n as usize));
                 }
                 Axis::explicit(&sizes, *extent)
             }

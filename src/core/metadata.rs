@@ -156,7 +156,7 @@ pub(crate) fn parse_grid(v: &Value, shape: &[u64]) -> Result<Grid> {
             if sizes.len() as u64 + needed > (1 << 24) {
                 return err(ErrorCode::TooLarge, "too many chunks along one axis");
             }
-            sizes.extend(core::iter::repeat(size).take(needed as usize));
+            sizes.extend(core::iter::repeat_n(size, needed as usize));
             covered = covered.saturating_add(size.saturating_mul(count));
         }
         out.push(Axis::explicit(&sizes, extent)?);

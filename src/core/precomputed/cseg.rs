@@ -36,7 +36,7 @@ impl Words<'_> {
 /// Decode `channels` channels of a chunk of `shape` (x, y, z) with labels of `label` bytes
 /// (4 or 8) into `[channel][z][y][x]` little-endian elements.
 pub fn decode(input: &[u8], label: usize, block: [u64; 3], shape: [u64; 3], channels: u64) -> Result<Vec<u8>> {
-    if input.len() % 4 != 0 {
+    if !input.len().is_multiple_of(4) {
         return Err(corrupt(format!("{} bytes is not a whole number of 32-bit words", input.len())));
     }
     let [nx, ny, nz] = shape;
@@ -60,7 +60,7 @@ fn decode_channel(w: &Words, label: usize, block: [u64; 3], shape: [u64; 3], out
     let [nx, ny, nz] = shape;
     let grid = [nx.div_ceil(bx), ny.div_ceil(by), nz.div_ceil(bz)];
     let headers = grid.iter().try_fold(2u64, |a, &g| a.checked_mul(g));
-    if headers.map_or(true, |h| h > w.len()) {
+    if headers.is_none_or(|h| h > w.len()) {
         return Err(corrupt(format!("{grid:?} blocks need more headers than the {} words present", w.len())));
     }
     let volume = bx.checked_mul(by).and_then(|v| v.checked_mul(bz)).ok_or_else(|| corrupt("block size overflows"))?;
@@ -79,7 +79,7 @@ fn decode_channel(w: &Words, label: usize, block: [u64; 3], shape: [u64; 3], out
                     return Err(here("offset past the end"));
                 }
                 let need = u64::from(bits).checked_mul(volume).map(|b| b.div_ceil(32));
-                if need.map_or(true, |n| n > w.len() - values) {
+                if need.is_none_or(|n| n > w.len() - values) {
                     return Err(here("encoded values run past the end"));
                 }
                 let table_len = table_bytes(table) / label as u64;

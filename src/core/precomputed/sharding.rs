@@ -98,7 +98,7 @@ impl IndexFormat for MinishardIndex {
 /// `[3, n]` uint64 LE: delta-coded ids, offsets (delta from the previous chunk's end, the
 /// first from the end of the shard index), sizes.
 fn decode_minishard_index(data: &[u8], shard_index_end: u64) -> Result<ShardIndex> {
-    if data.len() % 24 != 0 {
+    if !data.len().is_multiple_of(24) {
         return err(ErrorCode::CorruptShard, format!("minishard index has {} bytes, not a multiple of 24", data.len()));
     }
     let n = data.len() / 24;

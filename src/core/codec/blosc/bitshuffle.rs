@@ -12,7 +12,7 @@ pub(super) fn bitunshuffle(typesize: usize, src: &mut [u8], dst: &mut [u8]) {
     let len = src.len().min(dst.len());
     let ts = typesize.max(1);
     let n = len / ts;
-    if n % 8 != 0 || n == 0 {
+    if !n.is_multiple_of(8) || n == 0 {
         dst[..len].copy_from_slice(&src[..len]);
         return;
     }

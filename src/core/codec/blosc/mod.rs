@@ -221,7 +221,7 @@ fn decode_block(
     let doshuffle = h.flags & DOSHUFFLE != 0 && ts > 1;
     let dobitshuffle = !doshuffle && h.flags & DOBITSHUFFLE != 0 && bsize >= ts;
     let nstreams = if split(h, bsize, leftover) { ts } else { 1 };
-    if bsize % nstreams != 0 {
+    if !bsize.is_multiple_of(nstreams) {
         // c-blosc would leave the last bytes undefined; no writer produces this.
         return corrupt(format!("a split block of {bsize} bytes is not a whole number of {ts}-byte elements"));
     }
