@@ -201,6 +201,7 @@ async function precomputed(api, url, signal, info, first = null) {
   return {
     url,
     format: "Neuroglancer precomputed",
+    sharedStats: true,
     name: url.split("/").pop(),
     dtype: arrays[0].dtype,
     axes,

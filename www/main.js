@@ -338,10 +338,11 @@ function renderStats() {
   $("overlay").textContent = [
     `level ${c.level}/${ds.levels.length - 1}  ${fmtShape(L.shape)}  chunk ${fmtShape(L.chunkShape)}` +
       (c.previewLevel >= 0 && c.previewLevel !== null ? `  (preview ${c.previewLevel})` : ""),
-    `net    ${c.net.requests} requests  ${MB(c.net.bytes)}  index ${c.net.indexFetches} fetched / ${c.net.indexHits} hits`,
+    `net    ${c.net.requests} requests (${c.net.mergedRequests} merged)  ${MB(c.net.bytes)}  index ${c.net.indexFetches} fetched / ${c.net.indexHits} hits`,
     `tiles  ${t.drawn}/${t.visible} drawn  ${t.inFlight} in flight  ${t.queued} queued  ${t.aborted} aborted  ${t.errors} errors`,
     `cache  ${t.cachedChunks} chunks + ${t.cachedPlanes} tiles  ${MB(t.cacheBytes)}  ${t.evicted} evicted`,
-    `time   first tile ${ms(c.time.firstTileMs)}  screen ${ms(c.time.firstScreenMs)}  fetch+decode ${ms(c.time.loadMsAvg)}/chunk` +
+    `time   first tile ${ms(c.time.firstTileMs)}  screen ${ms(c.time.firstScreenMs)}  load ${ms(c.time.loadMsAvg)}/chunk` +
+      `  decode ${ms(c.net.chunks ? c.net.decodeMs / c.net.chunks : null)}/chunk (${c.net.workerJobs} in workers)` +
       `  colour ${ms(c.time.colourMsAvg)}/tile  longest task ${ms(c.time.longestTaskMs)}`,
   ].join("\n");
   syncContrast();

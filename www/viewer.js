@@ -535,9 +535,11 @@ export class Viewer {
 
   /** Live counters: the library's per-array stats summed over levels, and the viewer's own. */
   counters() {
-    const net = { requests: 0, bytes: 0, indexHits: 0, indexFetches: 0 };
+    const net = { requests: 0, bytes: 0, indexHits: 0, indexFetches: 0, chunks: 0, mergedRequests: 0, decodeMs: 0, workerJobs: 0 };
     if (!this.ds) return { net, tiles: {}, time: {} };
-    for (const l of this.ds.levels) {
+    // Scales of one precomputed volume share their reader (and its counters): count them once.
+    const levels = this.ds.sharedStats ? this.ds.levels.slice(0, 1) : this.ds.levels;
+    for (const l of levels) {
       try {
         const s = l.array.stats();
         for (const k of Object.keys(net)) net[k] += s[k] ?? 0;
