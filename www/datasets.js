@@ -10,12 +10,8 @@
 //
 // Each format is one small adapter below; all read through shardfetch's open/openArray.
 
-/**
- * Options for every array the viewer opens. Tiles stream in small batches as the view moves:
- * merging neighbours across wide gaps would re-download tiles already on screen, so only
- * near neighbours share a request (a bulk `get` would rather use the library's default).
- */
-const READ = { mergeGap: 16 << 10 };
+/** Options for every array the viewer opens: the library's defaults (neighbouring tiles share a request). */
+const READ = {};
 
 /** An error with a short title, the detail, and a hint of what to do about it. */
 export class DatasetError extends Error {

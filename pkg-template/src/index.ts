@@ -17,6 +17,7 @@ import type {
   WasmSelectionItem,
 } from "./wasm/shardfetch.js";
 import { defaultWorkers, Pool, workersAvailable } from "./pool.js";
+import type { Decoded } from "./pool.js";
 
 // ---------------------------------------------------------------------------------------------
 // Public types
@@ -549,6 +550,8 @@ export class ShardedArray {
     this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
     const w = options.workers;
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
+    // Start the workers now: they load while the first indexes are fetched.
+    this.#pool();
     this.url = meta.url;
     this.format = meta.format as Format;
     this.shape = Object.freeze(Array.from(meta.shape));
@@ -651,10 +654,9 @@ export class ShardedArray {
       if (!p) return;
       if ("error" in r) p.reject(toError(r.error));
       else if ("encoded" in r) {
-        this.#workerJobs++;
         pool.run(this.#key, spec, p.coords, r.encoded).then(
           (d) => {
-            this.#workerMs += d.ms ?? 0;
+            this.#decoded(d);
             p.resolve(toResult(d as WasmChunk, this.#ctor, this.#unit));
           },
           (e: unknown) => p.reject(toError(e)),
@@ -730,11 +732,10 @@ export class ShardedArray {
         if (!piece || failure !== undefined) return;
         if ("error" in r) failure = r.error;
         else if ("encoded" in r) {
-          this.#workerJobs++;
           const job = pool.run(this.#key, spec, piece.coords, r.encoded, piece.lo, piece.hi);
           decoding.push(
             job.then((d) => {
-              this.#workerMs += d.ms ?? 0;
+              this.#decoded(d);
               paste(out, plan.extent, plan.start, d.bytes, piece.lo, piece.hi, size);
             }),
           );
@@ -775,6 +776,12 @@ export class ShardedArray {
 
   #workerJobs = 0;
   #workerMs = 0;
+
+  /** Count a chunk the pool decoded. */
+  #decoded(d: Decoded): void {
+    this.#workerMs += d.ms ?? 0;
+    if (!d.here) this.#workerJobs++;
+  }
   readonly #chunkCache: ChunkCache | null;
 
   /** Release the wasm-side resources now (otherwise they go with garbage collection). */

@@ -1,19 +1,37 @@
 /**
  * A pool of decoding Web Workers shared by every array of the page (or worker).
+ *
+ * Chunks handed over in the same task go to the workers as a few messages of many chunks, and
+ * each message's chunks resolve together: fewer messages for many small chunks, and callers
+ * that react to one answer by asking for more (a tile loader) ask in the same task, so their
+ * requests merge. Until a worker is ready, chunks are decoded on the calling thread, so the
+ * first tiles never wait for workers to start.
  * @internal
  */
+import { WasmDecoder } from "./wasm/shardfetch.js";
 
 export interface Decoded {
   bytes: Uint8Array;
   shape?: number[];
   stride?: number[];
-  /** Time the worker spent decoding. */
+  /** Time spent decoding. */
   ms?: number;
+  /** Decoded on the calling thread (no worker was ready). */
+  here?: boolean;
+}
+
+interface Item {
+  id: number;
+  coords: number[];
+  bytes: Uint8Array;
+  lo?: number[];
+  hi?: number[];
 }
 
 interface Slot {
   worker: Worker;
-  /** Jobs sent and not answered. */
+  ready: boolean;
+  /** Items sent and not answered. */
   jobs: Set<number>;
   /** Arrays whose spec this worker has. */
   known: Set<number>;
@@ -23,6 +41,9 @@ interface Waiting {
   resolve: (d: Decoded) => void;
   reject: (e: unknown) => void;
 }
+
+/** Chunks of one message at most: a message's chunks resolve together, so not too many. */
+const GROUP = 32;
 
 /** Where the platform can run module workers (browsers, and workers inside them). */
 export function workersAvailable(): boolean {
@@ -40,6 +61,10 @@ export class Pool {
   readonly #slots: Slot[] = [];
   readonly #waiting = new Map<number, Waiting>();
   readonly #module: WebAssembly.Module;
+  /** Items handed over in this task, by array. */
+  #queued = new Map<number, { spec: string; items: Item[] }>();
+  /** Decoders on this thread, for the time before a worker is ready. */
+  readonly #inline = new Map<number, WasmDecoder>();
   #next = 1;
   /** Set when a worker failed: arrays then decode on their own thread. */
   broken = false;
@@ -52,7 +77,7 @@ export class Pool {
   grow(n: number): void {
     while (this.#slots.length < n) {
       const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "shardfetch-decoder" });
-      const slot: Slot = { worker, jobs: new Set(), known: new Set() };
+      const slot: Slot = { worker, ready: false, jobs: new Set(), known: new Set() };
       worker.onmessage = (ev: MessageEvent) => this.#answer(slot, ev.data);
       worker.onerror = (ev: ErrorEvent) => this.#fail(slot, ev.message || "decoding worker failed");
       worker.postMessage({ module: this.#module });
@@ -62,40 +87,87 @@ export class Pool {
 
   /** Decode chunk `coords` of array `key` (whose spec is `spec`); `[lo, hi)` cuts a box. */
   run(key: number, spec: string, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
-    const slot = this.#slots.reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
     const id = this.#next++;
-    slot.jobs.add(id);
-    const job: Record<string, unknown> = { id, key, coords, bytes, lo, hi };
-    if (!slot.known.has(key)) {
-      job.spec = spec;
-      slot.known.add(key);
-    }
+    const item: Item = { id, coords, bytes, lo, hi };
+    if (!this.#slots.some((s) => s.ready)) return this.#here(key, spec, item);
     return new Promise<Decoded>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
-      slot.worker.postMessage(job, [bytes.buffer]);
+      if (this.#queued.size === 0) queueMicrotask(() => this.#send());
+      let q = this.#queued.get(key);
+      if (!q) this.#queued.set(key, (q = { spec, items: [] }));
+      q.items.push(item);
     });
   }
 
   /** Drop array `key`'s decoders. */
   forget(key: number): void {
+    this.#inline.get(key)?.free();
+    this.#inline.delete(key);
     for (const s of this.#slots) {
       if (s.known.delete(key)) s.worker.postMessage({ forget: key });
     }
   }
 
-  #answer(slot: Slot, m: { id: number; error?: unknown } & Decoded): void {
-    slot.jobs.delete(m.id);
-    const w = this.#waiting.get(m.id);
-    if (!w) return;
-    this.#waiting.delete(m.id);
-    if (m.error !== undefined) w.reject(m.error);
-    else w.resolve(m);
+  /** Decode on this thread (no worker is ready yet). */
+  #here(key: number, spec: string, item: Item): Promise<Decoded> {
+    try {
+      let d = this.#inline.get(key);
+      if (!d) this.#inline.set(key, (d = new WasmDecoder(spec)));
+      const t0 = performance.now();
+      if (item.lo && item.hi) {
+        const bytes = d.cut(item.coords, item.bytes, item.lo, item.hi);
+        return Promise.resolve({ bytes, ms: performance.now() - t0, here: true });
+      }
+      const r = d.decode(item.coords, item.bytes) as Decoded;
+      return Promise.resolve({ ...r, ms: performance.now() - t0, here: true });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** Send what this task handed over: groups of chunks to the least busy ready workers. */
+  #send(): void {
+    const queued = this.#queued;
+    this.#queued = new Map();
+    const ready = this.#slots.filter((s) => s.ready);
+    for (const [key, { spec, items }] of queued) {
+      // Spread over the workers, in groups of at most GROUP chunks.
+      const groups = Math.max(Math.min(ready.length, items.length), Math.ceil(items.length / GROUP));
+      const size = Math.ceil(items.length / groups);
+      for (let at = 0; at < items.length; at += size) {
+        const group = items.slice(at, at + size);
+        const slot = ready.reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
+        for (const it of group) slot.jobs.add(it.id);
+        const message: Record<string, unknown> = { key, items: group };
+        if (!slot.known.has(key)) {
+          message.spec = spec;
+          slot.known.add(key);
+        }
+        slot.worker.postMessage(message, group.map((it) => it.bytes.buffer));
+      }
+    }
+  }
+
+  #answer(slot: Slot, m: { ready?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] }): void {
+    if (m.ready) {
+      slot.ready = true;
+      return;
+    }
+    for (const r of m.results ?? []) {
+      slot.jobs.delete(r.id);
+      const w = this.#waiting.get(r.id);
+      if (!w) continue;
+      this.#waiting.delete(r.id);
+      if (r.error !== undefined) w.reject(r.error);
+      else w.resolve(r);
+    }
   }
 
   #fail(slot: Slot, message: string): void {
     // A worker that cannot load or crashes: its jobs fail, and the pool stops being used
     // (arrays decode on their own thread from then on) rather than respawning in a loop.
     this.broken = true;
+    slot.ready = false;
     slot.worker.terminate();
     for (const id of slot.jobs) {
       this.#waiting.get(id)?.reject({ code: "Internal", message: `decoding worker: ${message}` });

@@ -2,25 +2,29 @@
  * A decoding worker: its own instance of the wasm module, decoders rebuilt from array specs
  * (no network), buffers transferred both ways.
  *
- * Messages in: `{ module }` once (the compiled WebAssembly.Module), then jobs `{ id, key, spec?,
- * coords, bytes, lo?, hi? }` (`spec` the first time a worker sees array `key`), or
- * `{ forget: key }`. Out: `{ id, bytes, shape?, stride?, ms }` (`ms`: decoding time) or
- * `{ id, error }`.
+ * Messages in: `{ module }` once (the compiled WebAssembly.Module; answered `{ ready }`), then
+ * groups `{ key, spec?, items: [{ id, coords, bytes, lo?, hi? }] }` (`spec` the first time this
+ * worker sees array `key`), or `{ forget: key }`. Out, one message per group:
+ * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }] }` (`ms`: decoding time).
  * @internal
  */
 import init, { WasmDecoder } from "./wasm/shardfetch.js";
 
-interface Job {
+interface Item {
   id: number;
-  key: number;
-  spec?: string;
   coords: number[];
   bytes: Uint8Array;
   lo?: number[];
   hi?: number[];
 }
 
-type Incoming = { module: WebAssembly.Module } | { forget: number } | Job;
+interface Group {
+  key: number;
+  spec?: string;
+  items: Item[];
+}
+
+type Incoming = { module: WebAssembly.Module } | { forget: number } | Group;
 
 interface Scope {
   onmessage: ((ev: MessageEvent<Incoming>) => void) | null;
@@ -56,6 +60,8 @@ scope.onmessage = async (ev) => {
   const m = ev.data;
   if ("module" in m) {
     ready = init({ module_or_path: m.module });
+    await ready;
+    scope.postMessage({ ready: true });
     return;
   }
   if ("forget" in m) {
@@ -64,20 +70,26 @@ scope.onmessage = async (ev) => {
     specs.delete(m.forget);
     return;
   }
-  try {
-    await ready;
-    if (m.spec !== undefined) specs.set(m.key, m.spec);
-    const d = decoder(m.key);
-    const t0 = performance.now();
-    if (m.lo && m.hi) {
-      const box = d.cut(m.coords, m.bytes, m.lo, m.hi);
-      scope.postMessage({ id: m.id, bytes: box, ms: performance.now() - t0 }, [box.buffer]);
-    } else {
-      const r = d.decode(m.coords, m.bytes) as { bytes: Uint8Array; shape: number[]; stride: number[] };
-      const ms = performance.now() - t0;
-      scope.postMessage({ id: m.id, bytes: r.bytes, shape: r.shape, stride: r.stride, ms }, [r.bytes.buffer]);
+  await ready;
+  if (m.spec !== undefined) specs.set(m.key, m.spec);
+  const results: unknown[] = [];
+  const transfer: Transferable[] = [];
+  for (const it of m.items) {
+    try {
+      const d = decoder(m.key);
+      const t0 = performance.now();
+      if (it.lo && it.hi) {
+        const box = d.cut(it.coords, it.bytes, it.lo, it.hi);
+        results.push({ id: it.id, bytes: box, ms: performance.now() - t0 });
+        transfer.push(box.buffer);
+      } else {
+        const r = d.decode(it.coords, it.bytes) as { bytes: Uint8Array; shape: number[]; stride: number[] };
+        results.push({ id: it.id, bytes: r.bytes, shape: r.shape, stride: r.stride, ms: performance.now() - t0 });
+        transfer.push(r.bytes.buffer);
+      }
+    } catch (e) {
+      results.push({ id: it.id, error: errorOf(e) });
     }
-  } catch (e) {
-    scope.postMessage({ id: m.id, error: errorOf(e) });
   }
+  scope.postMessage({ results }, transfer);
 };
