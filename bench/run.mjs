@@ -5,17 +5,20 @@
 //   --datasets a,b    subset of bench/data/* (default: all five)
 //   --workloads a,b   subset of full,tiles,windows,cold
 //   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned
-//   --profile         also record a Chromium CPU profile (main thread) of one run per
-//                     dataset × workload × library; top self-time functions go in the results
+//   --profile         also profile one extra run per dataset × workload × library: a CPU profile
+//                     of the main thread (top self-time functions) and a Chromium trace (busy
+//                     time of the main thread, decoding workers, network service); saved in the
+//                     results, .cpuprofile files in bench/.build/profiles/
 //   --part P          table (the comparison), decoders (decode throughput, in memory) or all (default)
 //   --passes N        decoder passes per measurement (default 5)
+//   --profile-only    the profiles alone (no timed repetitions)
 //   --pkg DIR         a built shardfetch package to use instead of pkg/ (e.g. a profiling build)
 //   --out FILE        results file (default bench/results/<date>.json; never overwritten)
 //   --no-save         print only
 //
 // What it does: generates the datasets when missing (bench/generate.py in the venv
 // $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt), builds pkg/ when
-// missing, bundles zarrita with esbuild into bench/.build/, serves the page (repo root) and the
+// missing (after changing the library, `npm run build` first), bundles zarrita with esbuild into bench/.build/, serves the page (repo root) and the
 // data (bench/data) from two local servers (two origins: CORS as in production), and measures.
 // Requests and bytes come from the data server's request log, never from a library's counters.
 import fs from "node:fs";
@@ -61,6 +64,7 @@ function parseArgs(argv) {
     else if (a === "--workloads") o.workloads = next().split(",");
     else if (a === "--libs") o.libs = next().split(",");
     else if (a === "--profile") o.profile = true;
+    else if (a === "--profile-only") o.profile = o.profileOnly = true;
     else if (a === "--part") o.part = next();
     else if (a === "--passes") o.passes = Number(next());
     else if (a === "--pkg") o.pkg = path.resolve(next());
@@ -238,6 +242,12 @@ function threadBusy(trace) {
   return out.sort((x, y) => y.busyMs - x.busyMs).filter((x) => keep(x) && x.busyMs >= 5).slice(0, 6);
 }
 
+/** JSON with one array element per line: small, and diffs stay readable. */
+function formatResults(r) {
+  const value = (v) => (Array.isArray(v) ? `[\n${v.map((x) => JSON.stringify(x)).join(",\n")}\n]` : JSON.stringify(v, null, 1));
+  return `{\n${Object.entries(r).map(([k, v]) => `${JSON.stringify(k)}: ${value(v)}`).join(",\n")}\n}\n`;
+}
+
 // --- machine -----------------------------------------------------------------------------------
 
 function machine(browserVersion) {
@@ -339,7 +349,7 @@ async function main() {
       const meta = await page.evaluate(() => ({ importMs: window.bench.importMs, hc: window.bench.hardwareConcurrency, lt: window.bench.longTaskSupported }));
       if (!meta.lt) say("WARNING: this Chromium has no longtask entries");
       for (const workload of opt.workloads) {
-        for (let rep = 0; rep < opt.reps; rep++) {
+        for (let rep = 0; rep < (opt.profileOnly ? 0 : opt.reps); rep++) {
           // Interleaved and rotated: a burst of load from other jobs hits every library alike.
           for (const lib of rotate(opt.libs, rep)) {
             let r;
@@ -382,6 +392,15 @@ async function main() {
             });
             await cdp.detach();
             if (ctx) await ctx.close();
+            if (r.error) {
+              say(`profile ${dataset} ${workload} ${lib}: ${r.error}`);
+              if (!ctx) {
+                await context.close();
+                context = await browser.newContext();
+                page = await openPage(context);
+              }
+              continue;
+            }
             const file = path.join(buildDir, "profiles", `${dataset}-${workload}-${lib}.cpuprofile`);
             fs.mkdirSync(path.dirname(file), { recursive: true });
             fs.writeFileSync(file, JSON.stringify(r.probed));
@@ -392,6 +411,14 @@ async function main() {
               stop: async () => threadBusy(JSON.parse((await browser.stopTracing()).toString("utf8"))),
             });
             if (ctx2) await ctx2.close();
+            if (t.error) {
+              if (!ctx2) {
+                await context.close();
+                context = await browser.newContext();
+                page = await openPage(context);
+              }
+              continue;
+            }
             profiles.push({ dataset, workload, lib, ms: r.ms, file: path.relative(repo, file), ...topSelf(r.probed), tracedMs: t.ms, threads: t.probed });
           }
         }
@@ -471,7 +498,7 @@ async function main() {
 
   const fmt = (x, d = 1) => (x == null ? "–" : x.toFixed(d));
   const lines = [];
-  lines.push("| dataset | workload | library | median ms (min–max) | MB/s | requests (HEAD) | MiB transferred (re-read) | long tasks ms | sf/zarrita | sf/zarrita-tuned | ok |");
+  lines.push("| dataset | workload | library | median ms (min–max) | MiB/s | requests (HEAD) | MiB transferred (re-read) | long tasks ms | sf/zarrita | sf/zarrita-tuned | ok |");
   lines.push("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const r of rows) {
     if (r.n === 0) {
@@ -554,7 +581,7 @@ async function main() {
       out = path.join(dir, `${day}.json`);
       for (let k = 2; fs.existsSync(out); k++) out = path.join(dir, `${day}-${k}.json`);
     }
-    fs.writeFileSync(out, JSON.stringify(result, null, 1) + "\n");
+    fs.writeFileSync(out, formatResults(result));
     say(`results: ${path.relative(repo, out)}`);
   }
   if (failures.length) {
