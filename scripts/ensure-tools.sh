@@ -34,14 +34,19 @@ else
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
-# 3. Chromium + chromedriver (Debian packages)
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-  say "chromium + chromedriver: present"
+# 3. Debian packages: Chromium + chromedriver (browser tests); clang + llvm (llvm-ar) to compile
+#    the C zstd (feature zstd-c) for wasm32 (gcc covers the native build).
+packages=""
+{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || packages="$packages chromium chromium-driver"
+{ command -v clang >/dev/null 2>&1 && command -v llvm-ar >/dev/null 2>&1; } || packages="$packages clang llvm"
+if [ -z "$packages" ]; then
+  say "chromium, chromedriver, clang, llvm-ar: present"
 else
-  say "apt-get install chromium chromium-driver"
+  say "apt-get install$packages"
   export DEBIAN_FRONTEND=noninteractive
   as_root apt-get update </dev/null
-  as_root apt-get install -y --no-install-recommends chromium chromium-driver </dev/null
+  # shellcheck disable=SC2086
+  as_root apt-get install -y --no-install-recommends $packages </dev/null
 fi
 
 # 4. npm dev dependencies (typescript, playwright-core, binaryen's wasm-opt)

@@ -58,6 +58,19 @@ elif [ "$p" -eq 0 ]; then
   fail_part "cargo test ran zero tests"
 fi
 
+# --- (b2) the pure-Rust zstd path (without the C zstd feature) --------------------------------
+say "cargo test --no-default-features --features jpeg,png (ruzstd instead of C zstd)"
+cargo test --no-default-features --features jpeg,png 2>&1 | tee "$LOGS/cargo-ruzstd.log"
+rc=${PIPESTATUS[0]}
+read -r p f < <(cargo_counts "$LOGS/cargo-ruzstd.log")
+total_pass=$((total_pass + p))
+total_fail=$((total_fail + f))
+if [ "$rc" -ne 0 ]; then
+  [ "$f" -gt 0 ] && { status=1; say "FAILED: cargo test, ruzstd ($f failed)"; } || fail_part "cargo test, ruzstd (exit $rc)"
+elif [ "$p" -eq 0 ]; then
+  fail_part "cargo test (ruzstd) ran zero tests"
+fi
+
 # --- (c) build -------------------------------------------------------------------------------
 say "build"
 if ! bash scripts/build.sh; then

@@ -112,6 +112,7 @@ const ZSTD_WINDOW_FLOOR: u64 = 8 << 20;
 /// Check, before decoding, the window of every zstd frame in `data` against `max_window`:
 /// ruzstd allocates the window a frame header claims (up to 100 MiB) before decoding a byte,
 /// and panics if that allocation fails. Walks frame and block headers only.
+#[cfg(not(feature = "zstd-c"))]
 fn zstd_windows_within(mut data: &[u8], max_window: u64) -> Result<()> {
     let truncated = || Error::new(ErrorCode::CorruptChunk, "zstd: truncated frame");
     let le = |b: &[u8], at: usize, n: usize| -> Result<u64> {
@@ -178,29 +179,74 @@ fn zstd_windows_within(mut data: &[u8], max_window: u64) -> Result<()> {
     Ok(())
 }
 
-/// One or more zstd frames that must decode to exactly `out.len()` bytes. c-blosc writes
-/// single-segment frames whose window is the stream's size; anything above 1 MiB more is refused.
-pub(crate) fn unzstd_into(d: &mut ruzstd::decoding::FrameDecoder, data: &[u8], out: &mut [u8]) -> Result<()> {
-    let want = out.len();
-    zstd_windows_within(data, (want as u64).max(1 << 20))?;
-    match d.decode_all(data, out) {
-        Ok(n) if n == want => Ok(()),
-        Ok(n) => err(ErrorCode::CorruptChunk, format!("zstd: decoded {n} bytes, expected {want}")),
-        Err(e) => err(ErrorCode::CorruptChunk, format!("zstd: {e} (expected {want} bytes)")),
+/// A zstd decoder, kept for several streams (blosc's). With the `zstd-c` feature the reference
+/// C zstd (3.2-3.4x ruzstd's speed in wasm, BENCHMARKS.md) decodes one-shot into the bounded
+/// output, which is its window, so no frame header can make it allocate. Without it, ruzstd
+/// (pure Rust), which allocates whatever window a frame header claims before decoding: frames
+/// whose window exceeds the output (at least `floor`) are refused first.
+pub(crate) struct Zstd {
+    #[cfg(feature = "zstd-c")]
+    d: zstd_safe::DCtx<'static>,
+    #[cfg(not(feature = "zstd-c"))]
+    d: ruzstd::decoding::FrameDecoder,
+}
+
+impl Zstd {
+    pub(crate) fn new() -> Zstd {
+        #[cfg(feature = "zstd-c")]
+        return Zstd { d: zstd_safe::DCtx::create() };
+        #[cfg(not(feature = "zstd-c"))]
+        return Zstd { d: ruzstd::decoding::FrameDecoder::new() };
+    }
+
+    /// Decode `data` (one or more frames) into `out`'s spare capacity.
+    #[cfg(feature = "zstd-c")]
+    fn decode(&mut self, data: &[u8], out: &mut Vec<u8>, _floor: u64) -> Result<()> {
+        self.d.decompress(out, data).map(|_| ()).map_err(|code| {
+            let why = zstd_safe::get_error_name(code);
+            crate::core::Error::new(ErrorCode::CorruptChunk, format!("zstd: {why} (limit {} bytes)", out.capacity()))
+        })
+    }
+
+    #[cfg(not(feature = "zstd-c"))]
+    fn decode(&mut self, data: &[u8], out: &mut Vec<u8>, floor: u64) -> Result<()> {
+        let limit = out.capacity();
+        zstd_windows_within(data, (limit as u64).max(floor))?;
+        self.d
+            .decode_all_to_vec(data, out)
+            .map_err(|e| crate::core::Error::new(ErrorCode::CorruptChunk, format!("zstd: {e} (limit {limit} bytes)")))
+    }
+
+    /// Frames that must decode to exactly `out.len()` bytes. c-blosc writes single-segment
+    /// frames whose window is the stream's size.
+    pub(crate) fn decode_exact(&mut self, data: &[u8], out: &mut [u8]) -> Result<()> {
+        let want = out.len();
+        #[cfg(feature = "zstd-c")]
+        let n = self.d.decompress(out, data).map_err(|code| {
+            let why = zstd_safe::get_error_name(code);
+            crate::core::Error::new(ErrorCode::CorruptChunk, format!("zstd: {why} (expected {want} bytes)"))
+        })?;
+        #[cfg(not(feature = "zstd-c"))]
+        let n = {
+            zstd_windows_within(data, (want as u64).max(1 << 20))?;
+            self.d.decode_all(data, out).map_err(|e| {
+                crate::core::Error::new(ErrorCode::CorruptChunk, format!("zstd: {e} (expected {want} bytes)"))
+            })?
+        };
+        if n != want {
+            return err(ErrorCode::CorruptChunk, format!("zstd: decoded {n} bytes, expected {want}"));
+        }
+        Ok(())
     }
 }
 
-/// One or more zstd frames, decoded to at most `limit` bytes. Frames whose window exceeds both
-/// `limit` and 8 MiB are refused before anything is allocated.
+/// One or more zstd frames, decoded to at most `limit` bytes.
 pub fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>> {
-    zstd_windows_within(data, (limit as u64).max(ZSTD_WINDOW_FLOOR))?;
     let mut out = Vec::new();
     if out.try_reserve_exact(limit).is_err() {
         return err(ErrorCode::TooLarge, format!("cannot allocate {limit} bytes"));
     }
-    let mut d = ruzstd::decoding::FrameDecoder::new();
-    d.decode_all_to_vec(data, &mut out)
-        .map_err(|e| crate::core::Error::new(ErrorCode::CorruptChunk, format!("zstd: {e} (limit {limit} bytes)")))?;
+    Zstd::new().decode(data, &mut out, ZSTD_WINDOW_FLOOR)?;
     Ok(out)
 }
 
@@ -255,16 +301,17 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "zstd-c"))]
     fn zstd_windows_are_bounded_before_decoding() {
         // Frame header without content size: window descriptor exponent 16 -> 64 MiB window,
         // then one empty raw block that is the last.
         let frame = |wd: u8| alloc::vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, wd, 0x01, 0x00, 0x00];
         assert_eq!(unzstd(&frame(16 << 3), 1000).unwrap_err().code, ErrorCode::TooLarge);
         assert_eq!(unzstd(&frame(10 << 3), 1000).unwrap(), [0u8; 0]); // 1 MiB window is fine
-        let mut d = ruzstd::decoding::FrameDecoder::new();
+        let mut d = Zstd::new();
         let mut out = [0u8; 0];
-        assert_eq!(unzstd_into(&mut d, &frame(11 << 3), &mut out).unwrap_err().code, ErrorCode::TooLarge);
-        assert!(unzstd_into(&mut d, &frame(10 << 3), &mut out).is_ok());
+        assert_eq!(d.decode_exact(&frame(11 << 3), &mut out).unwrap_err().code, ErrorCode::TooLarge);
+        assert!(d.decode_exact(&frame(10 << 3), &mut out).is_ok());
         // Skippable frames are walked over; a truncated one is corrupt.
         let mut skip = alloc::vec![0x50, 0x2a, 0x4d, 0x18, 2, 0, 0, 0, 9, 9];
         skip.extend_from_slice(&frame(16 << 3));

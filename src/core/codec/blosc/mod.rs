@@ -12,7 +12,7 @@ mod bitshuffle;
 mod blosclz;
 mod shuffle;
 
-use super::compress::{unlz4_into, unzlib_into, unzstd_into, zeroed};
+use super::compress::{unlz4_into, unzlib_into, zeroed, Zstd};
 use crate::core::error::{err, Error, ErrorCode, Result};
 use alloc::format;
 use alloc::vec::Vec;
@@ -190,7 +190,7 @@ pub fn decode(frame: &[u8], limit: usize) -> Result<Vec<u8>> {
 /// The internal decompressor, with the zstd decoder kept across streams.
 struct Streams {
     codec: Compressor,
-    zstd: Option<ruzstd::decoding::FrameDecoder>,
+    zstd: Option<Zstd>,
 }
 
 impl Streams {
@@ -199,9 +199,7 @@ impl Streams {
             Compressor::BloscLz => blosclz::decompress(src, out),
             Compressor::Lz4 => unlz4_into(src, out),
             Compressor::Zlib => unzlib_into(src, out),
-            Compressor::Zstd => {
-                unzstd_into(self.zstd.get_or_insert_with(ruzstd::decoding::FrameDecoder::new), src, out)
-            }
+            Compressor::Zstd => self.zstd.get_or_insert_with(Zstd::new).decode_exact(src, out),
         }
     }
 }
