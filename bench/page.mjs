@@ -108,8 +108,12 @@ function library(name) {
       return LIBS.zarrita(false);
     case "zarrita-tuned":
       return LIBS.zarrita(true);
-    default:
+    default: {
+      // shardfetch-gap<N>k: shardfetch with mergeGap N KiB (to measure the default).
+      const gap = /^shardfetch-gap(\d+)k$/.exec(name);
+      if (gap) return LIBS.shardfetch({ mergeGap: Number(gap[1]) * 1024 });
       throw new Error(`unknown library ${name}`);
+    }
   }
 }
 

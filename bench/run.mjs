@@ -4,7 +4,8 @@
 //   --reps N          fresh opens per measurement (default 5; at least 3)
 //   --datasets a,b    subset of bench/data/* (default: all five)
 //   --workloads a,b   subset of full,tiles,windows,cold
-//   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned
+//   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned; also
+//                     shardfetch-gap<N>k (shardfetch with mergeGap N KiB, to choose the default)
 //   --profile         also profile one extra run per dataset × workload × library: a CPU profile
 //                     of the main thread (top self-time functions) and a Chromium trace (busy
 //                     time of the main thread, decoding workers, network service); saved in the
@@ -76,7 +77,7 @@ function parseArgs(argv) {
   if (!["all", "table", "decoders"].includes(o.part)) throw new Error("--part must be table, decoders or all");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
-  for (const l of o.libs) if (!LIBS.includes(l)) throw new Error(`unknown library ${l}`);
+  for (const l of o.libs) if (!LIBS.includes(l) && !/^shardfetch-gap\d+k$/.test(l)) throw new Error(`unknown library ${l}`);
   return o;
 }
 

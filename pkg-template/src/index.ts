@@ -477,6 +477,8 @@ export interface ArrayStats {
   chunks: number;
   /** Requests that served more than one chunk (neighbours merged). */
   mergedRequests: number;
+  /** Chunks found in the kept bytes of an earlier merged read (no request; counted in `chunks`). */
+  keptHits: number;
   /** Chunks decoded by the worker pool (the rest were decoded on this thread). */
   workerJobs: number;
   /** Milliseconds spent decoding, on this thread and in the workers. */
@@ -603,8 +605,14 @@ export class ShardedArray {
     const cached = cache?.get(coords);
     if (cached) return cached;
     // Calls issued in the same task are read together: neighbours in a shard share requests.
+    // While reads are under way the network is busy anyway: wait one task more, so that calls
+    // made as their answers land (each in its own task: a tile loader refilling its slots)
+    // join the batch too.
     const result = new Promise<ChunkResult>((resolve, reject) => {
-      if (this.#pending.length === 0) queueMicrotask(() => this.#flush());
+      if (this.#pending.length === 0) {
+        if (this.#reading > 0) setTimeout(() => this.#flush(), 0);
+        else queueMicrotask(() => this.#flush());
+      }
       this.#pending.push({ coords: Array.from(coords), signal, priority: options.priority ?? 0, resolve, reject });
     });
     if (cache) void result.then((r) => cache.put(coords, r), () => undefined);
@@ -612,6 +620,9 @@ export class ShardedArray {
   }
 
   #pending: Pending[] = [];
+
+  /** Batches whose reads are under way. */
+  #reading = 0;
 
   #flush(): void {
     const batch = this.#pending.filter((p) => !p.signal?.aborted);
@@ -624,6 +635,10 @@ export class ShardedArray {
       for (const p of batch) p.reject(toError(e));
       return;
     }
+    this.#reading++;
+    const done = () => {
+      this.#reading--;
+    };
     // The shared read stops only when every caller in it has given up.
     const ctl = new AbortController();
     if (batch.every((p) => p.signal)) {
@@ -644,7 +659,7 @@ export class ShardedArray {
         if ("error" in r) p?.reject(toError(r.error));
         else p?.resolve(toResult(r, this.#ctor, this.#unit));
       };
-      handle.getChunks(list, ctl.signal, onChunk, priority).then(() => failAll("chunk was never read"), failAll);
+      handle.getChunks(list, ctl.signal, onChunk, priority).then(() => failAll("chunk was never read"), failAll).finally(done);
       return;
     }
     // Fetch here (requests merged, indexes cached); decode in the workers.
@@ -664,7 +679,7 @@ export class ShardedArray {
       } else p.resolve(toResult(r, this.#ctor, this.#unit));
     };
     // Settled callers ignore the late rejection: it only reaches chunks never reported.
-    handle.fetchChunks(list, ctl.signal, onChunk, priority).then(() => undefined, failAll);
+    handle.fetchChunks(list, ctl.signal, onChunk, priority).then(() => undefined, failAll).finally(done);
   }
 
   /** The decoding pool, or `undefined` when decoding happens on this thread. */

@@ -98,6 +98,7 @@ declare module "*/wasm/shardfetch.js" {
       chunks: number;
       mergedRequests: number;
       decodeMs: number;
+      keptHits: number;
     };
     free(): void;
   }

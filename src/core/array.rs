@@ -226,7 +226,20 @@ impl Array {
         let config = self.source.config();
         let mut jobs: Vec<Job> = Vec::new();
         for (url, wanted) in by_url {
-            let (spans, whole): (Vec<_>, Vec<_>) = wanted.into_iter().partition(|(_, r)| r.len.is_some());
+            let (mut spans, whole): (Vec<_>, Vec<_>) = wanted.into_iter().partition(|(_, r)| r.len.is_some());
+            // Chunks already held in a kept merged read need no request; only the rest merge.
+            let mut held = Vec::new();
+            spans.retain(|(i, r)| match self.source.kept(&url, r.offset, r.len.unwrap_or(0)) {
+                Some(bytes) => {
+                    held.push((*i, bytes));
+                    false
+                }
+                None => true,
+            });
+            self.source.count_kept(held.len());
+            for (i, bytes) in held {
+                done(i, &url, Ok(Some(bytes)))?;
+            }
             for (i, _) in whole {
                 jobs.push((url.clone(), ByteRange::Full, alloc::vec![(i, 0, None)]));
             }

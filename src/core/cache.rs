@@ -43,9 +43,10 @@ impl<K: Ord + Clone, V: Clone> Lru<K, V> {
         self.bytes += size;
     }
 
-    /// The entry with the greatest key at or below `k` (marked as used), with its key.
-    pub fn get_at_or_below(&mut self, k: &K) -> Option<(K, V)> {
-        let found = self.map.range(..=k.clone()).next_back().map(|(key, _)| key.clone())?;
+    /// The entry with the greatest key in `lo..=hi` for which `keep(key, value)` holds
+    /// (marked as used), with its key.
+    pub fn find_below(&mut self, lo: &K, hi: &K, keep: impl Fn(&K, &V) -> bool) -> Option<(K, V)> {
+        let found = self.map.range(lo.clone()..=hi.clone()).rev().find(|(k, (v, _, _))| keep(k, v))?.0.clone();
         self.get(&found).map(|v| (found, v))
     }
 
@@ -84,7 +85,8 @@ mod tests {
         c.put(4, 'd', 11); // too large to keep
         assert_eq!(c.get(&4), None);
         assert_eq!(c.len(), 2);
-        assert_eq!(c.get_at_or_below(&2), Some((1, 'a')));
-        assert_eq!(c.get_at_or_below(&0), None);
+        assert_eq!(c.find_below(&0, &2, |_, _| true), Some((1, 'a')));
+        assert_eq!(c.find_below(&0, &9, |_, v| *v == 'a'), Some((1, 'a')), "skips keys that do not qualify");
+        assert_eq!(c.find_below(&2, &2, |_, _| true), None);
     }
 }

@@ -54,6 +54,8 @@ pub struct Stats {
     pub merged_requests: u64,
     /// Time spent decoding chunks here (with a clock), in milliseconds.
     pub decode_ms: f64,
+    /// Chunks served from a kept merged read (no request; also counted in `chunks`).
+    pub kept_hits: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -341,13 +343,21 @@ impl Source {
         self.cache.borrow_mut().put(Key::Run(url.to_string(), offset), Cached::Run(bytes), n);
     }
 
-    /// `len` bytes at `offset` of `url` from a kept run, if one holds them.
-    fn kept(&self, url: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
-        let (key, value) = self.cache.borrow_mut().get_at_or_below(&Key::Run(url.to_string(), offset))?;
-        let (Key::Run(u, start), Cached::Run(bytes)) = (key, value) else { return None };
-        let from = usize::try_from(offset.checked_sub(start)?).ok()?;
-        let piece = bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?;
-        (u == url).then(|| piece.to_vec())
+    /// `len` bytes at `offset` of `url` from a kept run, if one holds them. Runs may overlap (a
+    /// later, smaller one inside an earlier one): any run starting up to `merge_max` before
+    /// `offset` may cover it.
+    pub(crate) fn kept(&self, url: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let end = offset.checked_add(len)?;
+        let lo = Key::Run(url.to_string(), offset.saturating_sub(self.config.merge_max));
+        let hi = Key::Run(url.to_string(), offset);
+        let covers = |k: &Key, v: &Cached| match (k, v) {
+            (Key::Run(_, start), Cached::Run(b)) => start.saturating_add(b.len() as u64) >= end,
+            _ => false,
+        };
+        let (key, value) = self.cache.borrow_mut().find_below(&lo, &hi, covers)?;
+        let (Key::Run(_, start), Cached::Run(bytes)) = (key, value) else { return None };
+        let from = usize::try_from(offset - start).ok()?;
+        Some(bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?.to_vec())
     }
 
     pub fn config(&self) -> &Config {
@@ -362,6 +372,14 @@ impl Source {
         let dt = now() - t0;
         self.count(|s| s.decode_ms += dt);
         r
+    }
+
+    /// Count chunks served from kept merged reads.
+    pub(crate) fn count_kept(&self, n: usize) {
+        self.count(|s| {
+            s.chunks += n as u64;
+            s.kept_hits += n as u64;
+        });
     }
 
     /// Count a request that served `n` chunks.

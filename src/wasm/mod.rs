@@ -346,6 +346,7 @@ impl WasmArray {
         set(&o, "chunks", s.chunks as f64);
         set(&o, "mergedRequests", s.merged_requests as f64);
         set(&o, "decodeMs", s.decode_ms);
+        set(&o, "keptHits", s.kept_hits as f64);
         o.into()
     }
 

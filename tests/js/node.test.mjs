@@ -597,8 +597,9 @@ test("maxInFlight: at the origin's limit, waiting requests start highest priorit
       return new Promise((resolve, reject) => held.push(() => globalThis.fetch(input, init).then(resolve, reject).finally(() => inFlight--)));
     };
     const arr = await api.openArray(`${own.url}/fixtures/${c.path}`, { fetch: gated, maxInFlight: 2 });
-    const tick = () => new Promise((r) => setTimeout(r, 0));
-    // Separate tasks (no batching): 2 start, 4 wait with priorities 1, 7, 3, 7.
+    // Far enough apart that each call is its own batch (calls made while reads are under way
+    // wait one task to batch with others): 2 start, 4 wait with priorities 1, 7, 3, 7.
+    const tick = () => new Promise((r) => setTimeout(r, 5));
     const reads = [];
     for (const [coords, priority] of [[[0, 0], 0], [[0, 1], 0], [[1, 0], 1], [[1, 1], 7], [[2, 0], 3], [[2, 1], 7]]) {
       reads.push(arr.getChunk(coords, { priority }));
