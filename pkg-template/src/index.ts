@@ -272,6 +272,10 @@ export function initialize(): Promise<void> {
   return ready;
 }
 
+// Start loading the module as soon as the package is imported (first use would wait for it);
+// a failure here is retried, and reported, on first use.
+initialize().catch(() => undefined);
+
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -682,13 +686,16 @@ export class ShardedArray {
     handle.fetchChunks(list, ctl.signal, onChunk, priority).then(() => undefined, failAll).finally(done);
   }
 
-  /** The decoding pool, or `undefined` when decoding happens on this thread. */
+  /**
+   * The decoding pool, or `undefined` when decoding happens on this thread: workers off, failed,
+   * or not ready yet (the first reads do not wait for workers to start).
+   */
   #pool(): Pool | undefined {
     if (this.#workers === 0 || !wasmModule) return undefined;
     pool ??= new Pool(wasmModule);
     if (pool.broken) return undefined;
     pool.grow(this.#workers);
-    return pool;
+    return pool.ready ? pool : undefined;
   }
 
   #spec: string | undefined;
@@ -795,7 +802,7 @@ export class ShardedArray {
   /** Count a chunk the pool decoded. */
   #decoded(d: Decoded): void {
     this.#workerMs += d.ms ?? 0;
-    if (!d.here) this.#workerJobs++;
+    this.#workerJobs++;
   }
   readonly #chunkCache: ChunkCache | null;
 

@@ -4,11 +4,10 @@
  * Chunks handed over in the same task go to the workers as a few messages of many chunks, and
  * each message's chunks resolve together: fewer messages for many small chunks, and callers
  * that react to one answer by asking for more (a tile loader) ask in the same task, so their
- * requests merge. Until a worker is ready, chunks are decoded on the calling thread, so the
+ * requests merge. Until a worker is ready (`ready`), arrays decode on their own thread, so the
  * first tiles never wait for workers to start.
  * @internal
  */
-import { WasmDecoder } from "./wasm/shardfetch.js";
 
 export interface Decoded {
   bytes: Uint8Array;
@@ -16,8 +15,6 @@ export interface Decoded {
   stride?: number[];
   /** Time spent decoding. */
   ms?: number;
-  /** Decoded on the calling thread (no worker was ready). */
-  here?: boolean;
 }
 
 interface Item {
@@ -63,8 +60,6 @@ export class Pool {
   readonly #module: WebAssembly.Module;
   /** Items handed over in this task, by array. */
   #queued = new Map<number, { spec: string; items: Item[] }>();
-  /** Decoders on this thread, for the time before a worker is ready. */
-  readonly #inline = new Map<number, WasmDecoder>();
   #next = 1;
   /** Set when a worker failed: arrays then decode on their own thread. */
   broken = false;
@@ -73,9 +68,23 @@ export class Pool {
     this.#module = module;
   }
 
+  /** Workers wanted (they are created in a later task: never on a caller's critical path). */
+  #want = 0;
+  #growing = false;
+
   /** Grow to at least `n` workers. */
   grow(n: number): void {
-    while (this.#slots.length < n) {
+    this.#want = Math.max(this.#want, n);
+    if (this.#growing || this.#slots.length >= this.#want) return;
+    this.#growing = true;
+    setTimeout(() => {
+      this.#growing = false;
+      this.#spawn();
+    }, 0);
+  }
+
+  #spawn(): void {
+    while (this.#slots.length < this.#want) {
       const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "shardfetch-decoder" });
       const slot: Slot = { worker, ready: false, jobs: new Set(), known: new Set() };
       worker.onmessage = (ev: MessageEvent) => this.#answer(slot, ev.data);
@@ -89,7 +98,6 @@ export class Pool {
   run(key: number, spec: string, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
     const id = this.#next++;
     const item: Item = { id, coords, bytes, lo, hi };
-    if (!this.#slots.some((s) => s.ready)) return this.#here(key, spec, item);
     return new Promise<Decoded>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       if (this.#queued.size === 0) queueMicrotask(() => this.#send());
@@ -99,29 +107,15 @@ export class Pool {
     });
   }
 
-  /** Drop array `key`'s decoders. */
-  forget(key: number): void {
-    this.#inline.get(key)?.free();
-    this.#inline.delete(key);
-    for (const s of this.#slots) {
-      if (s.known.delete(key)) s.worker.postMessage({ forget: key });
-    }
+  /** Whether a worker can take chunks. */
+  get ready(): boolean {
+    return this.#slots.some((s) => s.ready);
   }
 
-  /** Decode on this thread (no worker is ready yet). */
-  #here(key: number, spec: string, item: Item): Promise<Decoded> {
-    try {
-      let d = this.#inline.get(key);
-      if (!d) this.#inline.set(key, (d = new WasmDecoder(spec)));
-      const t0 = performance.now();
-      if (item.lo && item.hi) {
-        const bytes = d.cut(item.coords, item.bytes, item.lo, item.hi);
-        return Promise.resolve({ bytes, ms: performance.now() - t0, here: true });
-      }
-      const r = d.decode(item.coords, item.bytes) as Decoded;
-      return Promise.resolve({ ...r, ms: performance.now() - t0, here: true });
-    } catch (e) {
-      return Promise.reject(e);
+  /** Drop array `key`'s decoders. */
+  forget(key: number): void {
+    for (const s of this.#slots) {
+      if (s.known.delete(key)) s.worker.postMessage({ forget: key });
     }
   }
 
