@@ -556,6 +556,8 @@ export class ShardedArray {
     this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
     const w = options.workers;
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
+    // Plain bytes (no compression) cost more to move to a worker and back than to arrange here.
+    if (!meta.heavyDecode) this.#workers = 0;
     // Start the workers now: they load while the first indexes are fetched.
     this.#pool();
     this.url = meta.url;

@@ -43,6 +43,11 @@ pub trait Layout {
     fn locate(&self, coords: &[u64]) -> Result<Located>;
     /// Decode the stored bytes of read chunk `coords` into little-endian elements.
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded>;
+    /// Whether decoding is real work (decompression, checksums), worth a worker: moving
+    /// plain bytes to a worker and back costs more than arranging them here.
+    fn heavy(&self) -> bool {
+        true
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -189,6 +194,11 @@ impl Array {
             done(i, decoded)
         })
         .await
+    }
+
+    /// Whether decoding a chunk is real work (see [`Layout::heavy`]).
+    pub fn heavy(&self) -> bool {
+        self.layout.heavy()
     }
 
     /// Decode the stored bytes of read chunk `coords`.

@@ -81,4 +81,8 @@ impl Layout for ZarrLayout {
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
         self.codecs.decode(bytes, &self.read.full(coords), self.dtype)
     }
+
+    fn heavy(&self) -> bool {
+        matches!(&self.codecs, CodecChain::Plain { bytes_codecs, .. } if !bytes_codecs.is_empty())
+    }
 }
