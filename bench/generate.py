@@ -28,7 +28,7 @@ from unittest import mock
 import numcodecs
 import numpy as np
 import zarr
-from zarr.codecs import BytesCodec, GzipCodec, ZstdCodec
+from zarr.codecs import BloscCodec, BytesCodec, GzipCodec, ZstdCodec
 from zarr.storage import LocalStore
 
 MOD = 65521
@@ -216,33 +216,48 @@ def main() -> None:
     versions = {"zarr": zarr.__version__, "numpy": np.__version__, "numcodecs": numcodecs.__version__}
     print(f"[generate] writing into {out} with {versions}")
 
-    names = ["u16_zstd", "u16_gzip", "u8_3d_zstd", "f32_raw", "u16_tiny_zstd", "u16_raw"]
-    if not args.force and all((out / n / "bench.json").exists() for n in names):
+    names = ["u16_zstd", "u16_gzip", "u8_3d_zstd", "f32_raw", "u16_tiny_zstd", "u16_raw",
+             "u16_blosc_zstd", "u16_blosc_lz4"]
+    todo = [n for n in names if args.force or not (out / n / "bench.json").exists()]
+    if not todo:
         print("[generate] all datasets present (use --force to rewrite)")
         return
+    print(f"[generate] writing {', '.join(todo)}")
+
+    def write_missing(out: Path, name: str, *rest) -> None:
+        if name in todo:
+            write(out, name, *rest)
 
     img = image_u16(1, 4096)
     wins = windows_2d(np.random.default_rng(11), img.shape)
-    write(out, "u16_zstd", img, (256, 256), (1024, 1024), [ZstdCodec()],
-          "4096² uint16, zstd (level 0 = library default), shard 1024², inner 256²", wins)
-    write(out, "u16_gzip", img, (256, 256), (1024, 1024), [GzipCodec()],
-          "the same image, gzip (level 5)", wins)
-    write(out, "u16_tiny_zstd", img, (64, 64), (2048, 2048), [ZstdCodec()],
-          "the same image, many tiny chunks: inner 64², shard 2048², zstd", wins)
-    write(out, "u16_raw", img, (256, 256), (1024, 1024), None,
-          "the same image uncompressed: the baseline the decoder measurement subtracts", wins)
+    write_missing(out, "u16_zstd", img, (256, 256), (1024, 1024), [ZstdCodec()],
+                  "4096² uint16, zstd (level 0 = library default), shard 1024², inner 256²", wins)
+    write_missing(out, "u16_gzip", img, (256, 256), (1024, 1024), [GzipCodec()],
+                  "the same image, gzip (level 5)", wins)
+    write_missing(out, "u16_tiny_zstd", img, (64, 64), (2048, 2048), [ZstdCodec()],
+                  "the same image, many tiny chunks: inner 64², shard 2048², zstd", wins)
+    write_missing(out, "u16_raw", img, (256, 256), (1024, 1024), None,
+                  "the same image uncompressed: the baseline the decoder measurement subtracts", wins)
+    # Decoder measurement only: blosc as OME-Zarr writers configure it (ome-zarr-py: zstd 5 +
+    # byte shuffle), and with lz4, blosc's other common inner codec.
+    write_missing(out, "u16_blosc_zstd", img, (256, 256), (1024, 1024),
+                  [BloscCodec(cname="zstd", clevel=5, shuffle="shuffle")],
+                  "the same image, blosc (zstd level 5, byte shuffle)", wins)
+    write_missing(out, "u16_blosc_lz4", img, (256, 256), (1024, 1024),
+                  [BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")],
+                  "the same image, blosc (lz4 level 5, byte shuffle)", wins)
     del img
 
     vol = volume_u8(2, (256, 512, 512))
-    write(out, "u8_3d_zstd", vol, (64, 64, 64), (128, 256, 256), [ZstdCodec()],
-          "256×512×512 uint8, zstd, shard 128×256×256, inner 64³; windows = one whole z plane",
-          windows_3d(np.random.default_rng(12), vol.shape))
+    write_missing(out, "u8_3d_zstd", vol, (64, 64, 64), (128, 256, 256), [ZstdCodec()],
+                  "256×512×512 uint8, zstd, shard 128×256×256, inner 64³; windows = one whole z plane",
+                  windows_3d(np.random.default_rng(12), vol.shape))
     del vol
 
     f = image_f32(3, 2048)
-    write(out, "f32_raw", f, (256, 256), (1024, 1024), None,
-          "2048² float32, no compression (bytes codec only), shard 1024², inner 256²",
-          windows_2d(np.random.default_rng(13), f.shape))
+    write_missing(out, "f32_raw", f, (256, 256), (1024, 1024), None,
+                  "2048² float32, no compression (bytes codec only), shard 1024², inner 256²",
+                  windows_2d(np.random.default_rng(13), f.shape))
     (out / "generator.json").write_text(json.dumps({"versions": versions, "datasets": names}, indent=1) + "\n")
 
 

@@ -314,8 +314,8 @@ const passMedian = async (passes, fn) => {
  * read one after another, `passes` times; the median pass is reported.
  *   shardfetch / zarrita: getChunk / zarr.get per chunk through the public API with an in-memory
  *     `fetch` (workers off), so a compressed dataset minus its uncompressed twin is the decode cost;
- *   DecompressionStream (gzip payloads) and zarrita's own zstd codec (numcodecs.js, C zstd built
- *     with emscripten) on the raw chunk payloads.
+ *   DecompressionStream (gzip payloads) and zarrita's own zstd and blosc codecs (numcodecs.js, the C
+ *     libraries built with emscripten) on the raw chunk payloads.
  */
 async function decoders(spec) {
   const { info, url, passes = 5 } = spec;
@@ -340,6 +340,20 @@ async function decoders(spec) {
     for (const c of coords) await zget(c);
   });
 
+  // shardfetch's decoder alone (the one its workers run), on the same payloads: copy in, decode,
+  // copy out; no fetch, no cache, no cut.
+  {
+    const raw = payloads(info, files);
+    const { WasmDecoder } = await import(new URL("wasm/shardfetch.js", pkgUrl).href);
+    const doc = new TextDecoder().decode(files.get("zarr.json"));
+    const dec = new WasmDecoder(JSON.stringify({ format: "zarr3", path: "", doc }));
+    if (dec.decode(coords[0], raw[0]).bytes.length !== info.decodedBytes / coords.length) throw new Error("WasmDecoder: wrong length");
+    out.shardfetchDecoder = await passMedian(passes, async () => {
+      for (let i = 0; i < raw.length; i++) dec.decode(coords[i], raw[i]);
+    });
+    dec.free();
+  }
+
   const codec = info.codec[0];
   if (codec === "gzip") {
     const raw = payloads(info, files);
@@ -359,6 +373,14 @@ async function decoders(spec) {
     const z = Zstd.fromConfig({ level: 0, checksum: false });
     out.numcodecsZstd = await passMedian(passes, async () => {
       for (const p of raw) await z.decode(p);
+    });
+  }
+  if (codec === "blosc") {
+    const raw = payloads(info, files);
+    const Blosc = await zarr.registry.get("blosc")();
+    const b = Blosc.fromConfig({ cname: "lz4", clevel: 5, shuffle: 1, blocksize: 0 }); // decode reads the frame header
+    out.numcodecsBlosc = await passMedian(passes, async () => {
+      for (const p of raw) await b.decode(p);
     });
   }
   return out;

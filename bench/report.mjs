@@ -89,13 +89,13 @@ for (const d of datasets) {
 const dec = runs.flatMap((r) => r.decoders ?? []);
 if (dec.length) {
   console.log("#### Decoding in Chromium, data in memory (MiB/s of decoded output; median pass, per run)\n");
-  console.log("| dataset | shardfetch getChunk | zarrita get | shardfetch decode only | zarrita decode only | DecompressionStream (one at a time / all at once) | numcodecs.js zstd |");
-  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  console.log("| dataset | shardfetch getChunk | zarrita get | shardfetch decode only | zarrita decode only | shardfetch decoder alone | DecompressionStream (one at a time / all at once) | numcodecs.js zstd / blosc alone |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const d of [...new Set(dec.map((x) => x.dataset))]) {
     const xs = dec.filter((x) => x.dataset === d);
     const col = (k) => (xs.some((x) => x[k] != null) ? xs.map((x) => f(x[k])).join(" / ") : "");
     const ds = xs.some((x) => x.decompressionStreamMBps) ? xs.map((x) => `${f(x.decompressionStreamMBps)} / ${f(x.decompressionStreamConcurrentMBps)}`).join("; ") : "";
-    console.log(`| ${d} | ${col("shardfetchMBps")} | ${col("zarritaMBps")} | ${col("shardfetchDecodeOnlyMBps")} | ${col("zarritaDecodeOnlyMBps")} | ${ds} | ${col("numcodecsZstdMBps")} |`);
+    console.log(`| ${d} | ${col("shardfetchMBps")} | ${col("zarritaMBps")} | ${col("shardfetchDecodeOnlyMBps")} | ${col("zarritaDecodeOnlyMBps")} | ${col("shardfetchDecoderMBps")} | ${ds} | ${col("numcodecsZstdMBps") || col("numcodecsBloscMBps")} |`);
   }
   console.log("");
 }

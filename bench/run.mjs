@@ -49,7 +49,7 @@ const ARGS = [
 ];
 const DATASETS = ["u16_zstd", "u16_gzip", "u8_3d_zstd", "f32_raw", "u16_tiny_zstd"];
 /** The decoder measurement: the same image compressed two ways and uncompressed. */
-const DECODER_DATASETS = ["u16_zstd", "u16_gzip", "u16_raw"];
+const DECODER_DATASETS = ["u16_zstd", "u16_gzip", "u16_blosc_zstd", "u16_blosc_lz4", "u16_raw"];
 const WORKLOADS = ["full", "tiles", "windows", "cold"];
 const LIBS = ["shardfetch", "shardfetch-noworkers", "zarrita", "zarrita-tuned"];
 
@@ -525,7 +525,7 @@ async function main() {
     const mib = r.decodedBytes / 2 ** 20;
     const rate = (m) => (m ? mib / (m.ms / 1000) : null);
     const row = { dataset: r.dataset, chunks: r.chunks, storedBytes: r.storedBytes, decodedBytes: r.decodedBytes, passes: {} };
-    for (const k of ["shardfetch", "zarrita", "decompressionStream", "decompressionStreamConcurrent", "numcodecsZstd"]) {
+    for (const k of ["shardfetch", "zarrita", "shardfetchDecoder", "decompressionStream", "decompressionStreamConcurrent", "numcodecsZstd", "numcodecsBlosc"]) {
       if (r[k]) {
         row.passes[k] = r[k].all;
         row[`${k}MBps`] = rate(r[k]);
@@ -542,10 +542,10 @@ async function main() {
   }
   if (decoders.length) {
     const f = (x) => (x == null ? "–" : x.toFixed(0));
-    console.log("\n| dataset | shardfetch getChunk MiB/s | zarrita get MiB/s | shardfetch decode-only MiB/s (ms) | zarrita decode-only MiB/s (ms) | DecompressionStream seq / concurrent MiB/s | numcodecs.js zstd MiB/s |");
-    console.log("|---|---|---|---|---|---|---|");
+    console.log("\n| dataset | shardfetch getChunk MiB/s | zarrita get MiB/s | shardfetch decode-only MiB/s (ms) | zarrita decode-only MiB/s (ms) | shardfetch decoder alone MiB/s | DecompressionStream seq / concurrent MiB/s | numcodecs.js zstd / blosc MiB/s |");
+    console.log("|---|---|---|---|---|---|---|---|");
     for (const d of decoders) {
-      console.log(`| ${d.dataset} | ${f(d.shardfetchMBps)} | ${f(d.zarritaMBps)} | ${f(d.shardfetchDecodeOnlyMBps)} (${f(d.shardfetchDecodeOnlyMs)}) | ${f(d.zarritaDecodeOnlyMBps)} (${f(d.zarritaDecodeOnlyMs)}) | ${d.decompressionStreamMBps ? `${f(d.decompressionStreamMBps)} / ${f(d.decompressionStreamConcurrentMBps)}` : ""} | ${f(d.numcodecsZstdMBps ?? null)} |`);
+      console.log(`| ${d.dataset} | ${f(d.shardfetchMBps)} | ${f(d.zarritaMBps)} | ${f(d.shardfetchDecodeOnlyMBps)} (${f(d.shardfetchDecodeOnlyMs)}) | ${f(d.zarritaDecodeOnlyMBps)} (${f(d.zarritaDecodeOnlyMs)}) | ${f(d.shardfetchDecoderMBps ?? null)} | ${d.decompressionStreamMBps ? `${f(d.decompressionStreamMBps)} / ${f(d.decompressionStreamConcurrentMBps)}` : ""} | ${f(d.numcodecsZstdMBps ?? d.numcodecsBloscMBps ?? null)} |`);
     }
   }
 

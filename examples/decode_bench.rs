@@ -1,7 +1,7 @@
 //! Native decode throughput of the library's codec path, for comparison with the same payloads
 //! decoded by the wasm build in Chromium (`npm run bench`, see BENCHMARKS.md).
 //!
-//!     cargo run --release --example decode_bench [-- DIR...]    (default: bench/data/{u16_zstd,u16_gzip,u16_raw,u8_3d_zstd})
+//!     cargo run --release --example decode_bench [-- DIR...]    (default: bench/data/{u16_zstd,u16_gzip,u16_blosc_zstd,u16_blosc_lz4,u16_raw,u8_3d_zstd})
 //!
 //! Each DIR is a dataset written by bench/generate.py. Every inner chunk's stored bytes are
 //! fetched once through the public core API (`open`, `Array::fetch_chunks`, served from the
@@ -154,7 +154,7 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/data");
     let mut dirs: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     if dirs.is_empty() {
-        dirs = ["u16_zstd", "u16_gzip", "u16_raw", "u8_3d_zstd"].iter().map(|d| root.join(d)).collect();
+        dirs = ["u16_zstd", "u16_gzip", "u16_blosc_zstd", "u16_blosc_lz4", "u16_raw", "u8_3d_zstd"].iter().map(|d| root.join(d)).collect();
     }
     let mut status = 0;
     for d in dirs {
