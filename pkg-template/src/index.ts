@@ -251,9 +251,13 @@ async function compileWasm(): Promise<WebAssembly.Module> {
   }
 }
 
+/** Set once the module is instantiated: until then, opening overlaps its metadata request with it. */
+let wasmReady = false;
+
 async function initWasm(): Promise<void> {
   wasmModule = await compileWasm();
   await init({ module_or_path: wasmModule });
+  wasmReady = true;
 }
 
 /**
@@ -284,10 +288,56 @@ function errorMessage(e: unknown): string {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function wasmOptions(options: OpenOptions): WasmOptions {
+/** A metadata request sent before the module was ready, for the opener to take over. */
+interface EarlyRequest {
+  url: string;
+  response: Promise<Response> | undefined;
+}
+
+/**
+ * On first use the module is still compiling (tens of ms; more on a slow device) when `open`
+ * is called. The opener's first request is known without it — `zarr.json` of the node, the URL
+ * built as `src/core/open.rs` builds it — so send it now and hand its answer to the opener.
+ * Only where that request is certain to come first (no `format` other than zarr3, no
+ * `precomputed://`): otherwise it would be a wasted request.
+ */
+function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRequest | undefined {
+  if (wasmReady || url.startsWith("precomputed://")) return undefined;
+  if (options.format !== undefined && options.format !== "zarr3") return undefined;
+  const f = options.fetch ?? (typeof fetch === "function" ? fetch : undefined);
+  if (f === undefined) return undefined;
+  const cut = url.search(/[?#]/);
+  const base = (cut < 0 ? url : url.slice(0, cut)).replace(/\/+$/, "");
+  const path = (options.path ?? "").replace(/^\/+|\/+$/g, "");
+  const metaUrl = `${path === "" ? base : `${base}/${path}`}/zarr.json${cut < 0 ? "" : url.slice(cut)}`;
+  // The same request the opener makes: GET, the caller's headers, no Range, the caller's signal.
+  const init: RequestInit = { method: "GET", headers: { ...options.headers } };
+  if (options.signal !== undefined) init.signal = options.signal;
+  let response: Promise<Response>;
+  try {
+    response = options.fetch ? options.fetch(metaUrl, init) : fetch(metaUrl, init);
+  } catch {
+    return undefined; // a throwing fetch throws again, where it is reported
+  }
+  response.catch(() => undefined); // reported when the opener awaits it
+  return { url: metaUrl, response };
+}
+
+function wasmOptions(options: OpenOptions, early?: EarlyRequest): WasmOptions {
   const o: WasmOptions = {};
   if (options.headers !== undefined) o.headers = { ...options.headers };
   if (options.fetch !== undefined) o.fetch = options.fetch;
+  if (early !== undefined) {
+    const f = options.fetch;
+    o.fetch = (input: string, init: RequestInit) => {
+      const r = early.response;
+      if (r !== undefined && input === early.url && (init.method ?? "GET") === "GET" && !hasRange(init.headers)) {
+        early.response = undefined;
+        return r;
+      }
+      return f ? f(input, init) : fetch(input, init);
+    };
+  }
   if (options.signal !== undefined) o.signal = options.signal;
   if (options.cacheBytes !== undefined) o.cacheBytes = options.cacheBytes;
   if (options.treat403AsMissing !== undefined) o.treat403AsMissing = options.treat403AsMissing;
@@ -298,6 +348,13 @@ function wasmOptions(options: OpenOptions): WasmOptions {
   if (options.format !== undefined) o.format = options.format;
   if (options.scale !== undefined) o.scale = options.scale;
   return o;
+}
+
+function hasRange(h: RequestInit["headers"]): boolean {
+  if (h === undefined) return false;
+  if (h instanceof Headers) return h.has("range");
+  if (Array.isArray(h)) return h.some(([k]) => k.toLowerCase() === "range");
+  return Object.keys(h).some((k) => k.toLowerCase() === "range");
 }
 
 type TypedArrayCtor = {
@@ -873,11 +930,12 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
     throw new ShardfetchError("InvalidSelection", "url must be a string");
   }
   checkSignal(options.signal);
+  const early = earlyMetadataRequest(String(url), options);
   await initialize();
   checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
   try {
-    node = await openNode(String(url), wasmOptions(options));
+    node = await openNode(String(url), wasmOptions(options, early));
   } catch (e) {
     throw toError(e);
   }

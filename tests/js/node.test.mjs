@@ -505,6 +505,28 @@ test("request counts: cold getChunk = 2 requests (suffix index + chunk), warm = 
   arr.close();
 });
 
+test("first open: the metadata request goes out while the module compiles, and is not repeated", async () => {
+  // A fresh instance of the package module: its wasm is not compiled yet when open() is called.
+  const fresh = await import(`${pathToFileURL(pkgEntry).href}?fresh=${Date.now()}`);
+  const cf = countingFetch();
+  const opening = fresh.openArray(`${fx}/${END_CASE.path}/`, { fetch: cf.fetch, headers: { "X-Test": "1" } });
+  assert.equal(cf.calls.length, 1, "no request before the module is ready");
+  assert.equal(cf.calls[0].url, `${fx}/${END_CASE.path}/zarr.json`);
+  assert.equal(headerOf(cf.calls[0].init, "X-Test"), "1", "the caller's headers go with the early request");
+  const arr = await opening;
+  assert.equal(cf.calls.length, 1, `open made more requests: ${JSON.stringify(cf.calls.map((c) => c.url))}`);
+  const { present } = presentInnerChunks(path.join(dataDir, END_CASE.path), END_CASE);
+  await assertChunkEquals(arr, END_CASE, present[0], "after an early open");
+  assert.equal(arr.stats().requests, 3, "zarr.json + index + chunk, each counted once");
+  arr.close();
+  // Where the first request is not certain (another format), nothing is sent early.
+  const fresh2 = await import(`${pathToFileURL(pkgEntry).href}?fresh2=${Date.now()}`);
+  const cf2 = countingFetch();
+  const v2 = fresh2.open(`${fx}/${END_CASE.path}`, { fetch: cf2.fetch, format: "zarr2" });
+  assert.equal(cf2.calls.length, 0);
+  await v2.catch(() => undefined);
+});
+
 test("getChunk calls made in the same task share requests; a get of one shard is index + 1", async () => {
   const c = caseByName("zp_shard_gzip_end");
   const expected = await loadExpected(c.expected);
