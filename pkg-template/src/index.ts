@@ -615,8 +615,6 @@ export class ShardedArray {
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
     // Plain bytes (no compression) cost more to move to a worker and back than to arrange here.
     if (!meta.heavyDecode) this.#workers = 0;
-    // Start the workers now: they load while the first indexes are fetched.
-    this.#pool();
     this.url = meta.url;
     this.format = meta.format as Format;
     this.shape = Object.freeze(Array.from(meta.shape));
@@ -701,6 +699,7 @@ export class ShardedArray {
     this.#reading++;
     const done = () => {
       this.#reading--;
+      this.#readDone();
     };
     // The shared read stops only when every caller in it has given up.
     const ctl = new AbortController();
@@ -753,8 +752,23 @@ export class ShardedArray {
     if (this.#workers === 0 || !wasmModule) return undefined;
     pool ??= new Pool(wasmModule);
     if (pool.broken) return undefined;
-    pool.grow(this.#workers);
-    return pool.ready ? pool : undefined;
+    if (pool.ready) {
+      pool.grow(this.#workers);
+      return pool;
+    }
+    // Workers start once this first read is over: starting them during it (a thread, its
+    // scripts, a wasm instance) slowed the first chunk by 10–25 ms on a 2-core machine.
+    this.#growAfterRead = true;
+    return undefined;
+  }
+
+  #growAfterRead = false;
+
+  /** A read is over: start the workers it did without. */
+  #readDone(): void {
+    if (!this.#growAfterRead) return;
+    this.#growAfterRead = false;
+    if (pool && !pool.broken) pool.grow(this.#workers);
   }
 
   #spec: string | undefined;
@@ -788,6 +802,8 @@ export class ShardedArray {
       return toResult(await raceAbort(chunk, signal), this.#ctor, this.#unit);
     } catch (e) {
       throw toError(e);
+    } finally {
+      this.#readDone();
     }
   }
 
