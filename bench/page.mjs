@@ -145,6 +145,8 @@ async function run(spec) {
   const lib = library(spec.lib);
   let results;
   let outBytes = 0;
+  // The previous run's garbage (tens of MiB of output) is collected here, not inside this run.
+  window.gc?.();
   const start = performance.now();
   const arr = await lib.open(spec.url);
   if (workload === "full") {
