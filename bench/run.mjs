@@ -340,7 +340,22 @@ async function main() {
     const ok = r.error ? `  FAILED: ${r.error}` : r.ok ? "" : "  WRONG DATA";
     say(`${String(done).padStart(4)}/${total} ${d} ${w} ${l}: ${r.ms.toFixed(1)} ms, ${r.requests} req, ${(r.bytes / 2 ** 20).toFixed(2)} MiB, long tasks ${r.longTaskMs.toFixed(0)} ms${ok}`);
   };
-  const rotate = (xs, k) => xs.map((_, i) => xs[(i + k) % xs.length]);
+  // A run right after a large one of another library is slower whatever the library (the same
+  // shardfetch code measured 257 ms after itself, 390-500 ms right after zarrita, with a GC and
+  // a 300 ms pause in between), so the order is a Williams design: over n repetitions (2n when
+  // n is odd) every library runs right after every other one equally often. A plain rotation
+  // had put the default shardfetch after a zarrita run in every repetition.
+  const williams = (n) => {
+    const first = [0];
+    for (let k = 1; first.length < n; k++) {
+      first.push(k);
+      if (first.length < n) first.push(n - k);
+    }
+    const rows = Array.from({ length: n }, (_, r) => first.map((x) => (x + r) % n));
+    return n % 2 ? [...rows, ...rows.map((row) => [...row].reverse())] : rows;
+  };
+  const orders = williams(opt.libs.length);
+  const rotate = (xs, rep) => orders[rep % orders.length].map((i) => xs[i]);
 
   const decoderRuns = [];
   try {
@@ -351,7 +366,7 @@ async function main() {
       if (!meta.lt) say("WARNING: this Chromium has no longtask entries");
       for (const workload of opt.workloads) {
         for (let rep = 0; rep < (opt.profileOnly ? 0 : opt.reps); rep++) {
-          // Interleaved and rotated: a burst of load from other jobs hits every library alike.
+          // Interleaved (see `williams`): a burst of load from other jobs hits every library alike.
           for (const lib of rotate(opt.libs, rep)) {
             let r;
             if (workload === "cold") {
