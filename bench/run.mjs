@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // shardfetch vs zarrita.js in one headless Chromium run (issue 6). `npm run bench [-- options]`.
 //
-//   --reps N          fresh opens per measurement (default 5; at least 3)
+//   --reps N          fresh opens per measurement (default 4: one Williams square of the four libraries; at least 3)
 //   --datasets a,b    subset of bench/data/* (default: all five)
 //   --workloads a,b   subset of full,tiles,windows,cold
 //   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned; also
@@ -56,7 +56,7 @@ const LIBS = ["shardfetch", "shardfetch-noworkers", "zarrita", "zarrita-tuned"];
 // --- options -----------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const o = { part: "all", passes: 5, reps: 5, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, out: null, save: true };
+  const o = { part: "all", passes: 5, reps: 4, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, out: null, save: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i] ?? (() => { throw new Error(`missing value for ${a}`); })();
