@@ -30,20 +30,14 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const dataDir = path.join(here, "data");
 const buildDir = path.join(here, ".build");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-dev-shm-usage",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
+  ...CHROMIUM_ARGS,
   // Bench only: a collection before every measurement, so one run's garbage is not billed to the next.
   "--js-flags=--expose-gc",
 ];

@@ -11,21 +11,12 @@ import { chromium } from "playwright-core";
 
 import { startServer } from "../server.mjs";
 import { loadManifests } from "./check-fixtures.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const fixturesDir = path.join(repo, "tests/fixtures");
 const manifest = await loadManifests(async (rel) => JSON.parse(fs.readFileSync(path.join(fixturesDir, rel), "utf8")));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-dev-shm-usage",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
 
 let pageServer;
 let dataServer;
@@ -37,7 +28,7 @@ before(async () => {
   dataServer = await startServer({
     root: { "/fixtures": path.join(fixturesDir, "data"), "/fx": fixturesDir },
   });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 });
 
 after(async () => {

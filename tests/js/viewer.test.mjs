@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../server.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 import { decodePng } from "./png.mjs";
 import { readMeta, shardingOf, readShardIndex, chunkKey } from "./zarr-disk.mjs";
 
@@ -20,15 +21,8 @@ const repo = path.resolve(here, "../..");
 const sampleDir = path.join(repo, "www/sample");
 const sample = path.join(sampleDir, "cells.ome.zarr");
 const fixturesDir = path.join(repo, "tests/fixtures");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-dev-shm-usage",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
+  ...CHROMIUM_ARGS,
   "--force-color-profile=srgb", // screenshot pixels = canvas pixels
 ];
 const VIEWPORT = { width: 1200, height: 800 };
