@@ -307,8 +307,7 @@ interface EarlyRequest {
 function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRequest | undefined {
   if (wasmReady || url.startsWith("precomputed://")) return undefined;
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
-  const f = options.fetch ?? (typeof fetch === "function" ? fetch : undefined);
-  if (f === undefined) return undefined;
+  if (options.fetch === undefined && typeof fetch !== "function") return undefined;
   const cut = url.search(/[?#]/);
   const base = (cut < 0 ? url : url.slice(0, cut)).replace(/\/+$/, "");
   const path = (options.path ?? "").replace(/^\/+|\/+$/g, "");
