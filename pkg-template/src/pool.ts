@@ -17,7 +17,8 @@ export interface Decoded {
   ms?: number;
 }
 
-interface Item {
+/** One chunk to decode: the message contract with worker.ts. */
+export interface Item {
   id: number;
   coords: number[];
   bytes: Uint8Array;

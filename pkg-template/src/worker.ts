@@ -8,15 +8,8 @@
  * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }] }` (`ms`: decoding time).
  * @internal
  */
+import type { Item } from "./pool.js";
 import init, { WasmDecoder } from "./wasm/shardfetch.js";
-
-interface Item {
-  id: number;
-  coords: number[];
-  bytes: Uint8Array;
-  lo?: number[];
-  hi?: number[];
-}
 
 interface Group {
   key: number;
