@@ -144,18 +144,22 @@ function rereadBytes(entries) {
     spans.get(key).push([start, start + e.bytes]);
   }
   let unique = 0;
-  for (const xs of spans.values()) {
-    xs.sort((a, b) => a[0] - b[0]);
-    let [a, b] = xs[0];
-    for (const [c, d] of xs.slice(1)) {
-      if (c > b) {
-        unique += b - a;
-        [a, b] = [c, d];
-      } else b = Math.max(b, d);
-    }
-    unique += b - a;
-  }
+  for (const xs of spans.values()) unique += unionLength(xs);
   return total - unique;
+}
+
+/** Total length covered by intervals `[start, end)` (sorts `xs`). */
+function unionLength(xs) {
+  xs.sort((a, b) => a[0] - b[0]);
+  let total = 0;
+  let [a, b] = xs[0];
+  for (const [c, d] of xs.slice(1)) {
+    if (c > b) {
+      total += b - a;
+      [a, b] = [c, d];
+    } else b = Math.max(b, d);
+  }
+  return total + (b - a);
 }
 
 function logSummary(entries) {
@@ -218,16 +222,7 @@ function threadBusy(trace) {
   }
   const out = [];
   for (const [k, xs] of slices) {
-    xs.sort((a, b) => a[0] - b[0]);
-    let busy = 0;
-    let [a, b] = xs[0];
-    for (const [c, d] of xs.slice(1)) {
-      if (c > b) {
-        busy += b - a;
-        [a, b] = [c, d];
-      } else b = Math.max(b, d);
-    }
-    busy += b - a;
+    const busy = unionLength(xs);
     const pid = Number(k.split(":")[0]);
     out.push({ thread: names.get(k) ?? k, process: procs.get(pid) ?? String(pid), busyMs: Math.round(busy / 100) / 10 });
   }
