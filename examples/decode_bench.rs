@@ -154,7 +154,10 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/data");
     let mut dirs: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
     if dirs.is_empty() {
-        dirs = ["u16_zstd", "u16_gzip", "u16_blosc_zstd", "u16_blosc_lz4", "u16_raw", "u8_3d_zstd"].iter().map(|d| root.join(d)).collect();
+        dirs = ["u16_zstd", "u16_gzip", "u16_blosc_zstd", "u16_blosc_lz4", "u16_raw", "u8_3d_zstd"]
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
     }
     let mut status = 0;
     for d in dirs {
