@@ -73,40 +73,15 @@ async fn exported_api_and_errors() {
     let bad = call(&arr, "getChunk", &[JsValue::from(1.5), JsValue::UNDEFINED]).await.unwrap_err();
     assert_eq!(Reflect::get(&bad, &"code".into()).unwrap().as_string().unwrap(), "InvalidSelection");
 
-    // A region: its plan, then its chunks lent one by one. An aborted signal fails each with
-    // Aborted.
-    let sel = js_sys::Array::of2(&JsValue::NULL, &JsValue::NULL);
-    let plan = Reflect::get(&arr, &"plan".into()).unwrap().dyn_into::<Function>().unwrap().call1(&arr, &sel).unwrap();
-    let pieces: js_sys::Array = Reflect::get(&plan, &"chunks".into()).unwrap().dyn_into().unwrap();
-    let list: js_sys::Array = pieces.iter().map(|p| Reflect::get(&p, &"coords".into()).unwrap()).collect();
-    let codes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let seen = codes.clone();
-    let on_chunk =
-        wasm_bindgen::closure::Closure::<dyn FnMut(JsValue, JsValue)>::new(move |_i: JsValue, r: JsValue| {
-            let e = if r.is_null() { JsValue::UNDEFINED } else { Reflect::get(&r, &"error".into()).unwrap() };
-            let what = if r.is_null() {
-                "absent".into()
-            } else if e.is_undefined() {
-                // Bytes lent from wasm memory: a whole clipped chunk with a contiguous last axis.
-                let bytes: js_sys::Uint8Array = Reflect::get(&r, &"bytes".into()).unwrap().dyn_into().unwrap();
-                format!("{}", bytes.length())
-            } else {
-                Reflect::get(&e, &"code".into()).unwrap().as_string().unwrap()
-            };
-            seen.borrow_mut().push(what);
-        });
+    // An aborted signal rejects with Aborted.
     let ctl = web_sys::AbortController::new().unwrap();
     ctl.abort();
-    let f: JsValue = on_chunk.as_ref().clone();
-    call(&arr, "readChunks", &[list.clone().into(), ctl.signal().into(), f.clone()]).await.unwrap();
-    assert_eq!(codes.borrow().len(), list.length() as usize, "{:?}", codes.borrow());
-    // (Absent chunks of the shard whose index `getChunk` cached above need no request.)
-    assert!(codes.borrow().iter().all(|c| c == "Aborted" || c == "absent"), "{:?}", codes.borrow());
+    let sel = js_sys::Array::of2(&JsValue::NULL, &JsValue::NULL);
+    let e = call(&arr, "get", &[sel.clone().into(), ctl.signal().into()]).await.unwrap_err();
+    assert_eq!(Reflect::get(&e, &"code".into()).unwrap().as_string().unwrap(), "Aborted");
 
     // Still alive after all of that.
-    codes.borrow_mut().clear();
-    call(&arr, "readChunks", &[list.clone().into(), JsValue::NULL, f]).await.unwrap();
-    assert_eq!(codes.borrow().len(), list.length() as usize);
-    assert!(codes.borrow().iter().all(|c| c.parse::<u32>().is_ok() || c == "absent"), "{:?}", codes.borrow());
-    assert!(codes.borrow().iter().any(|c| c == "absent") && codes.borrow().iter().any(|c| c == "512"));
+    let region = call(&arr, "get", &[sel.into(), JsValue::UNDEFINED]).await.unwrap();
+    let bytes: js_sys::Uint8Array = Reflect::get(&region, &"bytes".into()).unwrap().dyn_into().unwrap();
+    assert_eq!(bytes.length(), 100 * 120 * 2);
 }

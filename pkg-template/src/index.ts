@@ -478,44 +478,32 @@ function filled(n: number, fill: Uint8Array): Uint8Array {
 }
 
 /**
- * Copy the box `[lo, hi)` (array coordinates) of a source into `out`, the C-ordered region of
- * `region.extent` elements starting at `region.start`; `size` bytes per element. The box starts
- * at element `from` of `src`, whose element strides are `srcStride` (the last one 1).
+ * Copy a C-ordered box `[lo, hi)` (array coordinates) into `out`, the C-ordered region of
+ * `extent` elements starting at `start`; `size` bytes per element.
  */
 function paste(
   out: Uint8Array,
-  region: { readonly start: readonly number[]; readonly extent: readonly number[] },
-  src: Uint8Array,
-  from: number,
-  srcStride: readonly number[],
+  extent: readonly number[],
+  start: readonly number[],
+  box: Uint8Array,
   lo: readonly number[],
   hi: readonly number[],
   size: number,
 ): void {
-  const outStride = cStrides(region.extent);
+  const n = extent.length;
   const shape = lo.map((l, k) => (hi[k] ?? l) - l);
-  if (shape.some((s) => s <= 0)) return;
-  let to = 0;
-  lo.forEach((l, k) => (to += (l - (region.start[k] ?? 0)) * (outStride[k] ?? 0)));
-  // Trailing axes contiguous in both buffers copy as one row.
-  let n = shape.length;
-  let row = n > 0 ? (shape[n - 1] ?? 1) : 1;
-  while (n > 1 && srcStride[n - 2] === row && outStride[n - 2] === row) row *= shape[--n - 1] ?? 1;
-  const bytes = row * size;
+  const outStride = cStrides(extent);
+  const row = (shape[n - 1] ?? 1) * size;
+  const rows = shape.slice(0, -1).reduce((a, b) => a * b, 1);
   const idx = new Array<number>(Math.max(0, n - 1)).fill(0);
-  let s = from;
-  for (;;) {
-    out.set(src.subarray(s * size, s * size + bytes), to * size);
-    let k = n - 2;
-    for (; k >= 0; k--) {
-      s += srcStride[k] ?? 0;
-      to += outStride[k] ?? 0;
-      if (++idx[k]! < (shape[k] ?? 0)) break;
-      s -= (srcStride[k] ?? 0) * (shape[k] ?? 0);
-      to -= (outStride[k] ?? 0) * (shape[k] ?? 0);
+  for (let r = 0; r < rows; r++) {
+    let at = 0;
+    for (let k = 0; k < n; k++) at += ((lo[k] ?? 0) - (start[k] ?? 0) + (k < n - 1 ? (idx[k] ?? 0) : 0)) * (outStride[k] ?? 1);
+    out.set(box.subarray(r * row, r * row + row), at * size);
+    for (let k = n - 2; k >= 0; k--) {
+      if ((idx[k] = (idx[k] ?? 0) + 1) < (shape[k] ?? 0)) break;
       idx[k] = 0;
     }
-    if (k < 0) return;
   }
 }
 
@@ -813,8 +801,12 @@ export class ShardedArray {
     checkSignal(signal);
     try {
       const handle = this.#live();
-      const region = this.#region(handle, sel, signal, options.priority ?? 0);
-      return toResult(await raceAbort(region, signal), this.#ctor, this.#unit);
+      const pool = this.#pool();
+      const priority = options.priority ?? 0;
+      const chunk = pool
+        ? this.#getInWorkers(handle, pool, sel, signal, priority)
+        : handle.get(sel, signal ?? null, priority);
+      return toResult(await raceAbort(chunk, signal), this.#ctor, this.#unit);
     } catch (e) {
       throw toError(e);
     } finally {
@@ -822,13 +814,10 @@ export class ShardedArray {
     }
   }
 
-  /**
-   * A region: the output is allocated here and each chunk pasted into it as it lands, decoded
-   * in the workers (which cut out the wanted box) or, without them, on this thread (straight
-   * from wasm memory). The first failure stops the rest of the read.
-   */
-  async #region(
+  /** A region, its chunks fetched here and decoded (and cut to the region) in the workers. */
+  async #getInWorkers(
     handle: WasmArray,
+    pool: Pool,
     sel: WasmSelectionItem[],
     signal: AbortSignal | undefined,
     priority: number,
@@ -836,62 +825,30 @@ export class ShardedArray {
     const plan = handle.plan(sel);
     const size = this.itemSize;
     const out = filled(plan.extent.reduce((a, b) => a * b, 1), handle.fill());
-    const ctl = new AbortController();
-    const stop = () => ctl.abort();
-    signal?.addEventListener("abort", stop, { once: true });
+    const spec = this.#specText(handle);
+    const decoding: Promise<void>[] = [];
     let failure: unknown;
-    const fail = (e: unknown) => {
-      failure ??= e;
-      ctl.abort();
-    };
-    const list = plan.chunks.map((c) => c.coords);
-    try {
-      const pool = this.#pool();
-      if (pool) {
-        const spec = this.#specText(handle);
-        const decoding: Promise<void>[] = [];
-        await handle.fetchChunks(
-          list,
-          ctl.signal,
-          (i, r) => {
-            const piece = plan.chunks[i];
-            if (!piece || failure !== undefined) return;
-            if ("error" in r) fail(r.error);
-            else if ("encoded" in r) {
-              const job = pool.run(this.#key, spec, piece.coords, r.encoded, piece.lo, piece.hi);
-              decoding.push(
-                job.then((d) => {
-                  this.#decoded(d);
-                  const box = piece.lo.map((l, k) => (piece.hi[k] ?? l) - l);
-                  paste(out, plan, d.bytes, 0, cStrides(box), piece.lo, piece.hi, size);
-                }, fail),
-              );
-            }
-            // An absent chunk: the output already holds the fill value.
-          },
-          priority,
-        );
-        await Promise.all(decoding);
-      } else {
-        await handle.readChunks(
-          list,
-          ctl.signal,
-          (i, r) => {
-            const piece = plan.chunks[i];
-            if (!piece || r === null || failure !== undefined) return;
-            if ("error" in r) return fail(r.error);
-            // r.bytes is lent from wasm memory: copied out here, before wasm runs again.
-            let at = 0;
-            piece.lo.forEach((l, k) => (at += (l - (piece.origin[k] ?? 0)) * (r.stride[k] ?? 0)));
-            paste(out, plan, r.bytes, at, r.stride, piece.lo, piece.hi, size);
-          },
-          priority,
-        );
-      }
-    } finally {
-      signal?.removeEventListener("abort", stop);
-    }
-    if (signal?.aborted) throw abortedError(signal);
+    await handle.fetchChunks(
+      plan.chunks.map((c) => c.coords),
+      signal ?? null,
+      (i, r) => {
+        const piece = plan.chunks[i];
+        if (!piece || failure !== undefined) return;
+        if ("error" in r) failure = r.error;
+        else if ("encoded" in r) {
+          const job = pool.run(this.#key, spec, piece.coords, r.encoded, piece.lo, piece.hi);
+          decoding.push(
+            job.then((d) => {
+              this.#decoded(d);
+              paste(out, plan.extent, plan.start, d.bytes, piece.lo, piece.hi, size);
+            }),
+          );
+        }
+        // An absent chunk: the output already holds the fill value.
+      },
+      priority,
+    );
+    await Promise.all(decoding);
     if (failure !== undefined) throw failure;
     return { bytes: out, shape: plan.shape, stride: cStrides(plan.shape) };
   }

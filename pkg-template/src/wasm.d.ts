@@ -60,8 +60,7 @@ declare module "*/wasm/shardfetch.js" {
     start: number[];
     extent: number[];
     shape: number[];
-    /** `origin`: the chunk's first element (array coordinates); `[lo, hi)`: the part wanted. */
-    chunks: { coords: number[]; origin: number[]; lo: number[]; hi: number[] }[];
+    chunks: { coords: number[]; lo: number[]; hi: number[] }[];
   }
 
   export class WasmDecoder {
@@ -87,17 +86,11 @@ declare module "*/wasm/shardfetch.js" {
       onChunk: (i: number, r: WasmFetched) => void,
       priority?: number,
     ): Promise<void>;
-    /** `bytes` of each chunk is a view of wasm memory, valid only during the call; `null`: absent. */
-    readChunks(
-      list: number[][],
-      signal: AbortSignal | null,
-      onChunk: (i: number, r: WasmChunk | null | { error: unknown }) => void,
-      priority?: number,
-    ): Promise<void>;
     plan(selection: WasmSelectionItem[]): WasmPlan;
     fill(): Uint8Array;
     spec(): string;
     withScale(scale: number | string): WasmArray;
+    get(selection: WasmSelectionItem[], signal?: AbortSignal | null, priority?: number): Promise<WasmChunk>;
     stats(): {
       requests: number;
       bytes: number;

@@ -331,26 +331,14 @@ impl Array {
                 i,
                 got.and_then(|f| match f {
                     Fetched::Fill(chunk) => Ok(chunk),
-                    Fetched::Encoded(bytes) => self.decode_chunk(&list[i], bytes, false),
+                    Fetched::Encoded(bytes) => {
+                        let d = self.decode(&list[i], bytes).map_err(|e| e.at(&self.url))?;
+                        Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(&list[i]), stride: d.strides })
+                    }
                 }),
             )
         })
         .await
-    }
-
-    /// Decode the stored bytes of read chunk `coords` into a [`Chunk`]. With `rows`, its last
-    /// axis is contiguous (stride 1) — copied into C order if the codecs left it otherwise — so
-    /// that it can be pasted row by row.
-    pub fn decode_chunk(&self, coords: &[u64], bytes: Vec<u8>, rows: bool) -> Result<Chunk> {
-        let d = self.decode(coords, bytes).map_err(|e| e.at(&self.url))?;
-        let shape = self.grid.clipped(coords);
-        if !rows || d.strides.last().is_none_or(|&s| s == 1) {
-            return Ok(Chunk { bytes: d.bytes, shape, stride: d.strides });
-        }
-        let lo = self.grid.origin(coords);
-        let hi: Vec<u64> = lo.iter().zip(&shape).map(|(o, s)| o + s).collect();
-        let bytes = self.cut(coords, &d, &lo, &hi)?;
-        Ok(Chunk { bytes, stride: c_strides(&shape), shape })
     }
 
     /// Like [`chunks`](Self::chunks), but hands over the stored bytes undecoded (for a decoding

@@ -301,18 +301,6 @@ fn fill_to_js(dtype: DataType, v: Scalar, bytes: &[u8]) -> JsValue {
     }
 }
 
-/// A chunk whose bytes are a view of wasm memory, not a copy: good only until wasm runs again.
-fn lend(c: &Chunk) -> JsValue {
-    let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
-    let view =
-        Uint8Array::new_with_byte_offset_and_length(&memory.buffer(), c.bytes.as_ptr() as u32, c.bytes.len() as u32);
-    let o = Object::new();
-    set(&o, "bytes", view);
-    set(&o, "shape", numbers(&c.shape));
-    set(&o, "stride", numbers(&c.stride));
-    o.into()
-}
-
 fn chunk_to_js(c: Chunk) -> JsValue {
     let o = Object::new();
     set(&o, "bytes", Uint8Array::from(&c.bytes[..]));
@@ -423,38 +411,7 @@ impl WasmArray {
         })
     }
 
-    /// Like `getChunks`, for pasting into a larger output: each decoded chunk is *lent* as a
-    /// view of wasm memory, valid only during the call (copy out, do not keep), with a
-    /// contiguous last axis: `onChunk(i, chunk | null | { error })` (`null`: absent).
-    #[wasm_bindgen(js_name = readChunks)]
-    pub fn read_chunks(
-        &self,
-        list: JsValue,
-        signal: Option<AbortSignal>,
-        on_chunk: Function,
-        priority: Option<f64>,
-    ) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
-        future_to_promise(async move {
-            let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
-            a.fetch_chunks(&c, &list, |i, r| {
-                let decoded = r.and_then(|f| match f {
-                    Fetched::Fill(_) => Ok(None),
-                    Fetched::Encoded(bytes) => a.decode_chunk(&list[i], bytes, true).map(Some),
-                });
-                // The chunk lives until the callback returns: that is all its view may be used.
-                match decoded {
-                    Ok(Some(chunk)) => report(&on_chunk, i, Ok(lend(&chunk)), a.url()),
-                    Ok(None) => report(&on_chunk, i, Ok(JsValue::NULL), a.url()),
-                    Err(e) => report(&on_chunk, i, Err(e), a.url()),
-                }
-            })
-            .await;
-            Ok(JsValue::UNDEFINED)
-        })
-    }
-
-    /// What a selection needs: `{ start, extent, shape, chunks: [{ coords, origin, lo, hi }] }` (the
+    /// What a selection needs: `{ start, extent, shape, chunks: [{ coords, lo, hi }] }` (the
     /// output `shape` drops integer-selected axes; `extent` keeps them).
     pub fn plan(&self, selection: JsValue) -> std::result::Result<JsValue, JsValue> {
         let a = &self.inner;
@@ -470,7 +427,6 @@ impl WasmArray {
             .map(|c| {
                 let x = Object::new();
                 set(&x, "coords", numbers(&c.coords));
-                set(&x, "origin", numbers(&a.grid.origin(&c.coords)));
                 set(&x, "lo", numbers(&c.lo));
                 set(&x, "hi", numbers(&c.hi));
                 JsValue::from(x)
@@ -499,6 +455,14 @@ impl WasmArray {
     /// What the array was built from, for a decoding worker's `WasmDecoder`.
     pub fn spec(&self) -> String {
         self.inner.spec().to_json()
+    }
+
+    pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>, priority: Option<f64>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client.with_signal(signal).with_priority(priority.unwrap_or(0.0)));
+        future_to_promise(async move {
+            let sel = parse_selection(&selection, a.info.shape.len()).map_err(|e| to_js(e.at(a.url())))?;
+            a.region(&c, &sel).await.map(chunk_to_js).map_err(to_js)
+        })
     }
 }
 
