@@ -574,3 +574,76 @@ fn a_chunk_inside_a_merged_gap_needs_no_request() {
     let fresh = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     assert_eq!(alone, block_on(fresh.chunk(&c, &coords(middle))).unwrap());
 }
+
+/// Chunks asked while a merged read that holds some of them is under way: those wait for it,
+/// only the rest is requested — no byte is sent twice.
+#[test]
+fn chunks_inside_a_read_under_way_are_not_read_again() {
+    let file = std::fs::read(root().join("data/zp/shard_gzip_end/c/0/0")).unwrap();
+    let index = &file[file.len() - (16 * 16 + 4)..];
+    let mut present: Vec<(u64, u64, u64)> = (0..16u64)
+        .filter_map(|i| {
+            let e = &index[i as usize * 16..i as usize * 16 + 16];
+            let offset = u64::from_le_bytes(e[..8].try_into().unwrap());
+            let len = u64::from_le_bytes(e[8..].try_into().unwrap());
+            (offset != u64::MAX).then_some((offset, len, i))
+        })
+        .collect();
+    present.sort();
+    assert!(present.len() >= 4);
+    let coords = |k: usize| vec![present[k].2 / 4, present[k].2 % 4];
+    let c = FileClient::new(Mode::Normal);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    let want: Vec<_> = (0..4).map(|k| block_on(a.chunk(&c, &coords(k))).unwrap()).collect();
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    block_on(a.chunk(&c, &coords(present.len() - 1))).unwrap(); // the index, and nothing kept below
+    c.reset();
+    c.yields.set(true);
+    let mut first = [None, None];
+    let mut second = [None, None];
+    block_on(futures_util::future::join(
+        // Chunks 0 and 2: one read, chunk 1 in its gap.
+        a.chunks(&c, &[coords(0), coords(2)], |i, r| first[i] = Some(r.unwrap())),
+        // Meanwhile chunks 1 and 3: 1 is inside that read, 3 is not.
+        a.chunks(&c, &[coords(1), coords(3)], |i, r| second[i] = Some(r.unwrap())),
+    ));
+    assert_eq!(
+        [&first[0], &second[0], &first[1], &second[1]],
+        [&Some(want[0].clone()), &Some(want[1].clone()), &Some(want[2].clone()), &Some(want[3].clone())]
+    );
+    let ranges = sent_ranges(&c);
+    let sent: u64 = ranges.iter().map(|(a, b)| b - a + 1).sum();
+    let (lo, hi) = (ranges.iter().map(|r| r.0).min().unwrap(), ranges.iter().map(|r| r.1).max().unwrap());
+    assert_eq!(sent, hi - lo + 1, "bytes sent twice: {ranges:?}");
+    assert_eq!(ranges.len(), 2, "{ranges:?}");
+
+    // Chunk 1 under way, then 0 and 2: their merged read would carry 1 again in its gap.
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    block_on(a.chunk(&c, &coords(present.len() - 1))).unwrap();
+    c.reset();
+    let mut got = [None, None, None];
+    let (one, two) = got.split_at_mut(1);
+    block_on(futures_util::future::join(
+        a.chunks(&c, &[coords(1)], |_, r| one[0] = Some(r.unwrap())),
+        a.chunks(&c, &[coords(0), coords(2)], |i, r| two[i] = Some(r.unwrap())),
+    ));
+    let got: Vec<_> = [1, 0, 2].iter().map(|&k| got[k].clone().unwrap()).collect();
+    assert_eq!(got, [want[0].clone(), want[1].clone(), want[2].clone()]);
+    let ranges = sent_ranges(&c);
+    let sent: u64 = ranges.iter().map(|(a, b)| b - a + 1).sum();
+    assert_eq!(sent, present[2].0 + present[2].1 - present[0].0, "bytes sent twice: {ranges:?}");
+}
+
+/// The `bytes=a-b` ranges a client was asked for.
+fn sent_ranges(c: &FileClient) -> Vec<(u64, u64)> {
+    c.log
+        .borrow()
+        .iter()
+        .filter_map(|r| {
+            r.2.as_deref()?
+                .strip_prefix("bytes=")?
+                .split_once('-')
+                .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
+        })
+        .collect()
+}

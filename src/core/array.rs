@@ -253,8 +253,19 @@ impl Array {
             for (i, _) in whole {
                 jobs.push((url.clone(), ByteRange::Full, alloc::vec![(i, 0, None)]));
             }
+            // Chunks inside a read under way (an earlier batch's merged run) wait for it alone:
+            // merged with others into a wider range, they would be sent again.
+            spans.retain(|(i, r)| {
+                let len = r.len.unwrap_or(0);
+                if !self.source.reading(&url, r.offset, len) {
+                    return true;
+                }
+                jobs.push((url.clone(), ByteRange::Range { offset: r.offset, len }, alloc::vec![(*i, 0, Some(len))]));
+                false
+            });
             let offsets: Vec<(u64, u64)> = spans.iter().map(|(_, r)| (r.offset, r.len.unwrap_or(0))).collect();
-            for run in merge(&offsets, config.merge_gap, config.merge_max) {
+            let on_their_way = |a, b| self.source.reading_any(&url, a, b);
+            for run in merge(&offsets, config.merge_gap, config.merge_max, &|a, b| !on_their_way(a, b)) {
                 let members = run.members.iter().map(|&(k, at)| (spans[k].0, at, Some(offsets[k].1))).collect();
                 jobs.push((url.clone(), ByteRange::Range { offset: run.offset, len: run.len }, members));
             }

@@ -112,6 +112,11 @@ impl<K: Ord + Clone, V: Clone> Dedup<K, V> {
         }
     }
 
+    /// Whether a run under way has a key for which `pred` holds.
+    pub fn any(&self, pred: impl Fn(&K) -> bool) -> bool {
+        self.inflight.borrow().keys().any(pred)
+    }
+
     pub fn in_flight(&self) -> usize {
         self.inflight.borrow().len()
     }

@@ -343,6 +343,18 @@ impl Source {
         self.cache.borrow_mut().put(Key::Run(url.to_string(), offset), Cached::Run(bytes), n);
     }
 
+    /// Whether a range read under way covers `len` bytes at `offset` of `url` (reading them
+    /// then waits for it).
+    pub(crate) fn reading(&self, url: &str, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len);
+        self.reads.any(|(u, start, n)| u == url && *start <= offset && end <= start.saturating_add(*n))
+    }
+
+    /// Whether a range read under way holds any of the bytes `[a, b)` of `url`.
+    pub(crate) fn reading_any(&self, url: &str, a: u64, b: u64) -> bool {
+        self.reads.any(|(u, start, n)| u == url && *start < b && a < start.saturating_add(*n))
+    }
+
     /// `len` bytes at `offset` of `url` from a kept run, if one holds them. Runs may overlap (a
     /// later, smaller one inside an earlier one): any run starting up to `merge_max` before
     /// `offset` may cover it.
