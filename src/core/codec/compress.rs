@@ -319,15 +319,20 @@ mod tests {
         assert!(gunzip(&gz, 999).is_err());
     }
 
-    /// Image-like bytes: runs, ramps and noise, from a seeded xorshift.
-    fn sample(n: usize, seed: u64) -> Vec<u8> {
+    /// A seeded xorshift64.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed | 1;
-        let mut next = move || {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// Image-like bytes: runs, ramps and noise.
+    fn sample(n: usize, seed: u64) -> Vec<u8> {
+        let mut next = xorshift(seed);
         let mut v = Vec::with_capacity(n);
         while v.len() < n {
             let r = next();
@@ -382,13 +387,7 @@ mod tests {
             gzip_wrap(&miniz_oxide::deflate::compress_to_vec(&data, 0), data.len()),
             miniz_oxide::deflate::compress_to_vec_zlib(&data, 9),
         ];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for round in 0..rounds {
             let (k, r) = (round % streams.len(), next());
             let mut s = streams[k].clone();
