@@ -5,12 +5,19 @@
 
 const q = new URLSearchParams(location.search);
 const pkgUrl = new URL(`${(q.get("pkg") ?? "../pkg").replace(/\/+$/, "")}/index.js`, import.meta.url).href;
+// `?only=shardfetch|zarrita`: a cold-start page loads the measured library alone, so that
+// neither library's loading (shardfetch's background warm-up, say) runs during the other's run.
+const only = q.get("only");
 const t0 = performance.now();
-const sf = await import(pkgUrl);
+const sf = only === "zarrita" ? null : await import(pkgUrl);
 const t1 = performance.now();
-const zarr = await import("./.build/zarrita.js");
+const zarr = only === "shardfetch" ? null : await import("./.build/zarrita.js");
 const t2 = performance.now();
 const importMs = { shardfetch: t1 - t0, zarrita: t2 - t1 };
+// `&settle=MS`: idle that long after the import, so that what a library goes on loading in the
+// background (shardfetch: compiling its module, then its warm-up worker) is done, as in a page
+// that opens its data some time after it loaded. bench/cold.mjs --wait 0 measures the other case.
+await new Promise((r) => setTimeout(r, Number(q.get("settle") ?? 0)));
 
 // --- checksums (same definition as bench/generate.py) ----------------------------------------
 
@@ -393,7 +400,7 @@ window.bench = {
   finish,
   decoders,
   importMs,
-  versions: { zarrita: zarr.__version ?? null },
+  versions: { zarrita: zarr?.__version ?? null },
   hardwareConcurrency: navigator.hardwareConcurrency,
   longTaskSupported: window.__longTaskError === undefined,
 };

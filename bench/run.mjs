@@ -45,6 +45,8 @@ const DATASETS = ["u16_zstd", "u16_gzip", "u8_3d_zstd", "f32_raw", "u16_tiny_zst
 /** The decoder measurement: the same image compressed two ways and uncompressed. */
 const DECODER_DATASETS = ["u16_zstd", "u16_gzip", "u16_blosc_zstd", "u16_blosc_lz4", "u16_raw"];
 const WORKLOADS = ["full", "tiles", "windows", "cold"];
+/** A cold page loads one library and idles this long before the timed open (see page.mjs). */
+const COLD_SETTLE_MS = 300;
 const LIBS = ["shardfetch", "shardfetch-noworkers", "zarrita", "zarrita-tuned"];
 
 // --- options -----------------------------------------------------------------------------------
@@ -274,14 +276,15 @@ async function main() {
   const pageUrl = `${pageServer.url}/bench/page.html${pkgQuery}`;
   const failures = [];
 
-  async function openPage(context) {
+  /** The benchmark page; `only` (a cold start) loads just that library. */
+  async function openPage(context, only) {
     const page = await context.newPage();
     page.on("pageerror", (e) => failures.push(`pageerror: ${e.message}`));
     let shown = 0;
     page.on("console", (m) => {
       if (m.type() === "error" && shown++ < 3) console.error(`[page] ${m.text()}${shown === 3 ? " (further page errors not shown)" : ""}`);
     });
-    await page.goto(pageUrl);
+    await page.goto(only ? `${pageUrl}${pageUrl.includes("?") ? "&" : "?"}only=${only}&settle=${COLD_SETTLE_MS}` : pageUrl);
     await page.waitForFunction(() => window.__benchReady || window.__benchError, null, { timeout: 60_000 });
     const err = await page.evaluate(() => window.__benchError);
     if (err) throw new Error(err);
@@ -361,7 +364,7 @@ async function main() {
             if (workload === "cold") {
               // A fresh context: no HTTP cache, no compiled wasm, no pool, no index cache.
               const ctx = await browser.newContext();
-              const p = await openPage(ctx);
+              const p = await openPage(ctx, lib.startsWith("shardfetch") ? "shardfetch" : "zarrita");
               r = await measure(p, lib, dataset, workload);
               r.importMs = await p.evaluate(() => window.bench.importMs);
               await ctx.close();
@@ -386,8 +389,9 @@ async function main() {
           for (const lib of opt.libs) {
             // (1) the main thread's CPU profile (CDP Profiler), (2) a Chromium trace of every
             // thread (busy time of the page's main thread, its workers, the network service).
+            const only = lib.startsWith("shardfetch") ? "shardfetch" : "zarrita";
             const ctx = workload === "cold" ? await browser.newContext() : null;
-            const p = ctx ? await openPage(ctx) : page;
+            const p = ctx ? await openPage(ctx, only) : page;
             const cdp = await p.context().newCDPSession(p);
             await cdp.send("Profiler.enable");
             await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
@@ -410,7 +414,7 @@ async function main() {
             fs.mkdirSync(path.dirname(file), { recursive: true });
             fs.writeFileSync(file, JSON.stringify(r.probed));
             const ctx2 = workload === "cold" ? await browser.newContext() : null;
-            const p2 = ctx2 ? await openPage(ctx2) : page;
+            const p2 = ctx2 ? await openPage(ctx2, only) : page;
             const t = await measure(p2, lib, dataset, workload, {
               start: () => browser.startTracing(undefined, { categories: TRACE_CATEGORIES }),
               stop: async () => threadBusy(JSON.parse((await browser.stopTracing()).toString("utf8"))),
@@ -563,7 +567,7 @@ async function main() {
       reps: opt.reps,
       inflightTiles: 16,
       windows: "20 windows of 512×512 read one after another with get(); 3-D: one whole z plane (512×512) each",
-      cold: "fresh browser context per run: open + first inner chunk, wasm/codec loading included",
+      cold: `fresh browser context per run, the library alone loaded ${COLD_SETTLE_MS} ms before: open + first inner chunk (lazy compilation and codec loading included)`,
       requests: "GET + HEAD answered by the data server (its request log); CORS preflights counted apart",
       ratio: "zarrita median ms / shardfetch median ms (> 1: shardfetch faster)",
     },

@@ -261,6 +261,8 @@ async function initWasm(): Promise<void> {
   wasmModule = await compileWasm();
   await init({ module_or_path: wasmModule });
   wasmReady = true;
+  // Nothing being opened yet: compile the read path in the background meanwhile.
+  if (opening === 0 && workersAvailable()) void warmUp();
 }
 
 /**
@@ -282,6 +284,99 @@ export function initialize(): Promise<void> {
 // Start loading the module as soon as the package is imported (first use would wait for it);
 // a failure here is retried, and reported, on first use.
 initialize().catch(() => undefined);
+
+// ---------------------------------------------------------------------------------------------
+// Warm-up
+// ---------------------------------------------------------------------------------------------
+
+/** What {@link warmUp} did. */
+export interface WarmUpReport {
+  /** Whether a worker ran (not where there are no Web Workers, e.g. Node, or it failed to start). */
+  ran: boolean;
+  /** Stopped early: an `open` started on a machine with no core to spare (≤ 2). */
+  stopped: boolean;
+  /** From the start to the answer, ms. */
+  ms: number;
+  /** Reads that matched the values their writer (zarr-python) read back. */
+  checked: number;
+  /** What went wrong; the warm-up never rejects. */
+  errors: string[];
+}
+
+/** `open` calls waiting for the module. */
+let opening = 0;
+
+interface Warming {
+  promise: Promise<WarmUpReport>;
+  done: boolean;
+  stop(): void;
+}
+
+let warming: Warming | undefined;
+
+/**
+ * Compile the read path (Zarr v3/v2 metadata, sharding, gzip, zstd, blosc, regions) in a
+ * background Web Worker, so that the first `open` and reads do not compile it on this thread
+ * (V8 compiles each wasm function at its first call; the compiled code is shared by every
+ * thread using the module). Runs by itself once the module is loaded if nothing is being
+ * opened by then; calling it again returns the same report. No requests to any data server.
+ */
+export function warmUp(): Promise<WarmUpReport> {
+  warming ??= startWarmUp();
+  return warming.promise;
+}
+
+function startWarmUp(): Warming {
+  const t0 = performance.now();
+  let worker: Worker | undefined;
+  let resolve!: (r: WarmUpReport) => void;
+  const report = (ran: boolean, errors: string[], checked = 0, stopped = false): WarmUpReport => ({
+    ran,
+    stopped,
+    ms: performance.now() - t0,
+    checked,
+    errors,
+  });
+  const state: Warming = {
+    promise: new Promise<WarmUpReport>((r) => (resolve = r)),
+    done: false,
+    stop() {
+      finish(report(worker !== undefined, [], 0, true));
+      if (warming === state) warming = undefined; // a later call may run it again
+    },
+  };
+  const finish = (r: WarmUpReport) => {
+    if (state.done) return;
+    state.done = true;
+    worker?.terminate();
+    resolve(r);
+  };
+  void (async () => {
+    if (!workersAvailable()) return finish(report(false, []));
+    try {
+      await initialize();
+    } catch (e) {
+      return finish(report(false, [errorMessage(e)]));
+    }
+    if (state.done) return;
+    try {
+      worker = new Worker(new URL("./warm.js", import.meta.url), { type: "module", name: "shardfetch-warm-up" });
+    } catch (e) {
+      return finish(report(false, [errorMessage(e)]));
+    }
+    worker.onmessage = (ev: MessageEvent<{ checked: number; errors: string[] }>) =>
+      finish(report(true, ev.data.errors, ev.data.checked));
+    worker.onerror = (ev: ErrorEvent) => finish(report(false, [ev.message || "the warm-up worker failed to start"]));
+    worker.postMessage({ module: wasmModule });
+  })();
+  return state;
+}
+
+/** An `open` starts: with no core to spare, a warm-up under way would only slow it down. */
+function yieldWarmUp(): void {
+  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
+  if (warming && !warming.done && cores <= 2) warming.stop();
+}
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -953,8 +1048,14 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
     throw new ShardfetchError("InvalidSelection", "url must be a string");
   }
   checkSignal(options.signal);
+  yieldWarmUp();
   const early = earlyMetadataRequest(String(url), options);
-  await initialize();
+  opening++;
+  try {
+    await initialize();
+  } finally {
+    opening--;
+  }
   checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
   try {

@@ -108,3 +108,20 @@ test("module Web Worker: sharded cases", async () => {
   assert.equal(r.where, "worker");
   assert.equal(r.failed, 0, report(r));
 });
+
+test("warm-up worker: compiles the read path off the page's thread, its reads match zarr-python's", async () => {
+  dataServer.log.length = 0;
+  const r = await runPage({ warm: "1" });
+  assert.equal(r.failed, 0, report(r));
+  assert.equal(r.report.ran, true, report(r));
+  assert.equal(r.report.stopped, false);
+  // 6 stores: getChunk and get each, decode and cut in the worker's decoder for the 6 too.
+  assert.equal(r.report.checked, 24, report(r));
+  assert.equal(dataServer.log.length, 0, "the warm-up sent requests to the data server");
+});
+
+test("warm-up worker: an open stops it where there is no core to spare (runs on otherwise)", async () => {
+  const r = await runPage({ warm: "yield" });
+  assert.equal(r.failed, 0, report(r));
+  assert.equal(r.count, 1);
+});

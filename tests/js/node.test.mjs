@@ -711,3 +711,11 @@ test("sharded metadata of a nested-sharding array reports the innermost chunk", 
   assert.deepEqual(Array.from(arr.shardShape), c.shardShape);
   arr.close();
 });
+
+test("warmUp in Node: no Web Workers, so nothing runs and the report says so", async () => {
+  const r = await api.warmUp();
+  assert.equal(r.ran, false);
+  assert.equal(r.checked, 0);
+  assert.deepEqual(r.errors, []);
+  assert.equal(await api.warmUp(), r, "the report is memoised");
+});

@@ -1,0 +1,143 @@
+/**
+ * The warm-up worker: compiles the module's read path on a background thread.
+ *
+ * V8 compiles a wasm function at its first call, on the calling thread (~15 ms on the first
+ * open and read of a slow machine). The compiled code belongs to the module, which every
+ * thread that instantiates it shares: reading small stores here (written by zarr-python,
+ * `warm-data.ts`) through the entry points the page uses leaves them compiled for the page.
+ * No network: the stores are answered from memory. Each read is checked against the sums
+ * zarr-python read back, so a broken warm-up shows in the tests rather than going unnoticed.
+ *
+ * Message in: `{ module }`. Out: `{ ms, checked, errors }`.
+ * @internal
+ */
+import init, { openNode, WasmArray, WasmDecoder, type WasmChunk } from "./wasm/shardfetch.js";
+import { WARM_STORES, type WarmStore } from "./warm-data.js";
+
+interface Scope {
+  onmessage: ((ev: MessageEvent<{ module: WebAssembly.Module }>) => void) | null;
+  postMessage(message: unknown): void;
+}
+
+function bytesOf(b64: string): Uint8Array<ArrayBuffer> {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+/** A `fetch` over one store's files: GET, `bytes=a-b` and `bytes=-n`, 404 for the rest. */
+function memoryFetch(base: string, files: Record<string, string>) {
+  return async (input: string, init: RequestInit): Promise<Response> => {
+    const b64 = input.startsWith(base) ? files[input.slice(base.length)] : undefined;
+    if (b64 === undefined) return new Response(null, { status: 404 });
+    const body = bytesOf(b64);
+    const range = new Headers(init.headers).get("range");
+    const m = range ? /^bytes=(\d*)-(\d*)$/.exec(range) : null;
+    if (!m) return new Response(body, { status: 200, headers: { "content-length": String(body.length) } });
+    const n = body.length;
+    const [a, b] = m[1] === "" ? [Math.max(0, n - Number(m[2])), n - 1] : [Number(m[1]), m[2] === "" ? n - 1 : Math.min(n - 1, Number(m[2]))];
+    return new Response(body.slice(a, b + 1), { status: 206, headers: { "content-range": `bytes ${a}-${b}/${n}` } });
+  };
+}
+
+const VIEWS: Record<string, new (b: ArrayBuffer, o: number, n: number) => ArrayLike<number>> = {
+  uint8: Uint8Array,
+  uint16: Uint16Array,
+  float32: Float32Array,
+};
+
+/** Sum of the elements of box `shape` laid out with element strides `stride` (C order if absent). */
+function sum(dtype: string, bytes: Uint8Array, shape: number[], stride?: number[]): number {
+  const View = VIEWS[dtype] ?? Uint8Array;
+  const size = (View as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT;
+  const v = new View(bytes.buffer as ArrayBuffer, bytes.byteOffset, Math.floor(bytes.byteLength / size));
+  const st = stride ?? shape.map((_, k) => shape.slice(k + 1).reduce((a, b) => a * b, 1));
+  let total = 0;
+  const at = new Array<number>(shape.length).fill(0);
+  const count = shape.reduce((a, b) => a * b, 1);
+  for (let n = 0; n < count; n++) {
+    let off = 0;
+    for (let k = 0; k < shape.length; k++) off += (at[k] ?? 0) * (st[k] ?? 0);
+    total += Number(v[off]);
+    for (let k = shape.length - 1; k >= 0; k--) {
+      if (++at[k]! < shape[k]!) break;
+      at[k] = 0;
+    }
+  }
+  return total;
+}
+
+/** Read one store the ways the page does; returns the number of checks that passed. */
+async function warmStore(s: WarmStore, errors: string[]): Promise<number> {
+  const base = `warm://${s.name}/`;
+  const node = await openNode(base.slice(0, -1), { fetch: memoryFetch(base, s.files) });
+  if (!(node instanceof WasmArray)) {
+    node.free();
+    throw new Error("not an array");
+  }
+  let passed = 0;
+  const check = (what: string, got: number, want: number) => {
+    if (got === want) passed++;
+    else errors.push(`${s.name} ${what}: sum ${got}, zarr-python ${want}`);
+  };
+  try {
+    node.meta();
+    // The page's getChunk (batched), get, and the decoding workers' path: fetch, decode, cut.
+    let chunk: WasmChunk | undefined;
+    // Callbacks never throw: an exception must not unwind through the module's frames.
+    await node.getChunks([s.chunk], new AbortController().signal, (_, r) => {
+      if ("error" in r) errors.push(`${s.name} getChunk: ${describe(r.error)}`);
+      else chunk = r;
+    }, 0);
+    if (chunk) check("getChunk", sum(s.dtype, chunk.bytes, chunk.shape, chunk.stride), s.chunkSum);
+    const region = await node.get(s.region, null, 0);
+    check("get", sum(s.dtype, region.bytes, region.shape, region.stride), s.regionSum);
+    node.plan(s.region);
+    const decoder = new WasmDecoder(node.spec());
+    try {
+      let encoded: Uint8Array | undefined;
+      await node.fetchChunks([s.chunk], null, (_, r) => {
+        if ("error" in r) errors.push(`${s.name} fetchChunks: ${describe(r.error)}`);
+        else if ("encoded" in r) encoded = r.encoded; // else decoded already (no compression)
+      }, 0);
+      if (encoded) {
+        const d = decoder.decode(s.chunk, encoded);
+        check("decode", sum(s.dtype, d.bytes, d.shape, d.stride), s.chunkSum);
+        const box = decoder.cut(s.chunk, encoded, s.cut[0], s.cut[1]);
+        check("cut", sum(s.dtype, box, s.cut[1].map((h, k) => h - s.cut[0][k]!)), s.cutSum);
+      }
+    } finally {
+      decoder.free();
+    }
+    node.stats();
+  } finally {
+    node.free();
+  }
+  return passed;
+}
+
+function describe(e: unknown): string {
+  const o = e as { message?: unknown } | null;
+  return typeof o?.message === "string" ? o.message : String(e);
+}
+
+const scope = self as unknown as Scope;
+scope.onmessage = async (ev) => {
+  const t0 = performance.now();
+  const errors: string[] = [];
+  let checked = 0;
+  try {
+    await init({ module_or_path: ev.data.module });
+    for (const s of WARM_STORES) {
+      try {
+        checked += await warmStore(s, errors);
+      } catch (e) {
+        errors.push(`${s.name}: ${describe(e)}`);
+      }
+    }
+  } catch (e) {
+    errors.push(`warm-up: ${String(e)}`);
+  }
+  scope.postMessage({ ms: performance.now() - t0, checked, errors });
+};
