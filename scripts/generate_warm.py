@@ -2,9 +2,11 @@
 """Writes pkg-template/src/warm-data.ts: the small stores the warm-up worker reads.
 
 The package compiles its read path in a background worker by reading these stores (see
-pkg-template/src/warm.ts). They are written by zarr-python 3.1.6 (never by shardfetch), and
-each read carries the sum of its values as zarr-python reads them back, so the warm-up also
-checks itself (tests/js/browser.test.mjs asserts it reports no error).
+pkg-template/src/warm.ts). The Zarr ones are written by zarr-python 3.1.6, the Neuroglancer
+precomputed ones by tensorstore 0.1.86 (never by shardfetch), and each read carries the sum of
+its values as the writer reads them back, so the warm-up also checks itself
+(tests/js/browser.test.mjs asserts it reports no error). JPEG is lossy and decoders round
+differently: its sums carry a tolerance of one level per voxel.
 
 Regenerate:  python3 -m venv /tmp/venv-zp && /tmp/venv-zp/bin/pip install -r tests/fixtures/requirements-zp.txt
              /tmp/venv-zp/bin/python scripts/generate_warm.py
@@ -19,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PINNED = {"zarr": "3.1.6", "numcodecs": "0.16.6", "numpy": "2.4.6"}
+PINNED = {"zarr": "3.1.6", "numcodecs": "0.16.6", "numpy": "2.4.6", "tensorstore": "0.1.86"}
 
 
 def have(pkg: str) -> str | None:
@@ -35,6 +37,7 @@ if bad:
 
 import numcodecs  # noqa: E402
 import numpy as np  # noqa: E402
+import tensorstore as ts  # noqa: E402
 import zarr  # noqa: E402
 from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec  # noqa: E402
 
@@ -64,12 +67,57 @@ CASES = [
 ]
 
 
+# name, multiscale metadata, scale metadata, data [x, y, z, channel]. What Neuroglancer layers
+# hold most: sharded raw images (murmurhash, gzip), JPEG images, compressed_segmentation labels.
+SHARD = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128", "preshift_bits": 1,
+         "minishard_bits": 1, "shard_bits": 1, "minishard_index_encoding": "gzip", "data_encoding": "gzip"}
+PRECOMPUTED = [
+    ("precomputed-sharded", {"data_type": "uint8", "num_channels": 1, "type": "image"},
+     {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "raw", "resolution": [4, 4, 40],
+      "sharding": SHARD},
+     grid((24, 24, 8, 1), lambda x, y, z, c: (x * 9 + y * 5 + z * 17) % 256).astype("uint8")),
+    ("precomputed-jpeg", {"data_type": "uint8", "num_channels": 1, "type": "image"},
+     {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "jpeg", "resolution": [4, 4, 40]},
+     grid((24, 24, 8, 1), lambda x, y, z, c: 40 + x * 4 + y * 2 + z).astype("uint8")),
+    ("precomputed-cseg", {"data_type": "uint64", "num_channels": 1, "type": "segmentation"},
+     {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "compressed_segmentation",
+      "compressed_segmentation_block_size": [8, 8, 8], "resolution": [4, 4, 40], "sharding": SHARD},
+     grid((24, 24, 8, 1), lambda x, y, z, c: 1 + x // 5 + 7 * (y // 6) + 50 * (z // 4)).astype("uint64")),
+]
+
+
+def precomputed_store(tmp: str, name, multiscale, scale, data):
+    path = Path(tmp) / name
+    kv = {"driver": "file", "path": str(path)}
+    t = ts.open({"driver": "neuroglancer_precomputed", "kvstore": kv, "multiscale_metadata": multiscale,
+                 "scale_metadata": scale, "create": True}).result()
+    t[...] = data
+    back = np.asarray(ts.open({"driver": "neuroglancer_precomputed", "kvstore": kv}).result().read().result())
+    chunk = list(scale["chunk_size"]) + [data.shape[3]]
+    chunk0 = tuple(slice(0, c) for c in chunk)
+    region = tuple(slice(2, min(s, c + 5)) for s, c in zip(data.shape[:3], chunk[:3])) + (slice(0, data.shape[3]),)
+    cut = tuple(slice(3, c) for c in chunk[:3]) + (slice(0, chunk[3]),)
+    lossy = scale["encoding"] == "jpeg"
+    return {
+        "name": name,
+        "dtype": str(data.dtype),
+        "files": files_of(path),
+        "chunk": [0, 0, 0, 0],
+        "chunkSum": float(back[chunk0].astype("float64").sum()),
+        "region": [[r.start, r.stop] for r in region],
+        "regionSum": float(back[region].astype("float64").sum()),
+        "cut": [[r.start for r in cut], [r.stop for r in cut]],
+        "cutSum": float(back[cut].astype("float64").sum()),
+        "tolerance": 1 if lossy else 0,
+    }
+
+
 def files_of(root: Path) -> dict[str, str]:
     out = {}
     for p in sorted(root.rglob("*")):
         if p.is_file():
             raw = p.read_bytes()
-            if p.name in ("zarr.json", ".zarray", ".zattrs", ".zgroup"):
+            if p.name in ("zarr.json", ".zarray", ".zattrs", ".zgroup", "info"):
                 raw = json.dumps(json.loads(raw), separators=(",", ":")).encode()  # same JSON, no blanks
             out[p.relative_to(root).as_posix()] = base64.b64encode(raw).decode()
     return out
@@ -101,16 +149,21 @@ def main() -> None:
                 "regionSum": float(back[region].astype("float64").sum()),
                 "cut": [[r.start for r in cut], [r.stop for r in cut]],
                 "cutSum": float(back[cut].astype("float64").sum()),
+                "tolerance": 0,
             })
+        for case in PRECOMPUTED:
+            stores.append(precomputed_store(tmp, *case))
     body = json.dumps(stores, indent=1)
     OUT.write_text(
         "// Generated by scripts/generate_warm.py (zarr-python "
-        + f"{md.version('zarr')}, numcodecs {md.version('numcodecs')}, numpy {md.version('numpy')}). Do not edit.\n"
-        + "// Small stores read by the warm-up worker (warm.ts); files base64, sums as zarr-python reads them.\n"
+        + f"{md.version('zarr')}, numcodecs {md.version('numcodecs')}, tensorstore {md.version('tensorstore')}, "
+        + f"numpy {md.version('numpy')}). Do not edit.\n"
+        + "// Small stores read by the warm-up worker (warm.ts); files base64, sums as their writer reads them;\n"
+        + "// `tolerance`: how far a sum may be off per element (lossy JPEG).\n"
         + "/** @internal */\n"
         + "export interface WarmStore {\n  name: string;\n  dtype: string;\n  files: Record<string, string>;\n"
         + "  chunk: number[];\n  chunkSum: number;\n  region: [number, number][];\n  regionSum: number;\n"
-        + "  cut: [number[], number[]];\n  cutSum: number;\n}\n\n"
+        + "  cut: [number[], number[]];\n  cutSum: number;\n  tolerance: number;\n}\n\n"
         + "/** @internal */\nexport const WARM_STORES: WarmStore[] = "
         + body
         + ";\n"

@@ -315,8 +315,8 @@ interface Warming {
 let warming: Warming | undefined;
 
 /**
- * Compile the read path (Zarr v3/v2 metadata, sharding, gzip, zstd, blosc, regions) in a
- * background Web Worker, so that the first `open` and reads do not compile it on this thread
+ * Compile the read path (Zarr v3/v2 and Neuroglancer precomputed metadata, sharding, gzip,
+ * zstd, blosc, JPEG, compressed_segmentation, regions) in a background Web Worker, so that the first `open` and reads do not compile it on this thread
  * (V8 compiles each wasm function at its first call; the compiled code is shared by every
  * thread using the module). Runs by itself once the module is loaded if nothing is being
  * opened by then; calling it again returns the same report. No requests to any data server.

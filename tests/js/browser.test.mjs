@@ -115,8 +115,8 @@ test("warm-up worker: compiles the read path off the page's thread, its reads ma
   assert.equal(r.failed, 0, report(r));
   assert.equal(r.report.ran, true, report(r));
   assert.equal(r.report.stopped, false);
-  // 6 stores: getChunk and get each, decode and cut in the worker's decoder for the 6 too.
-  assert.equal(r.report.checked, 24, report(r));
+  // 9 stores (6 Zarr, 3 precomputed): getChunk and get each, decode and cut in the worker's decoder.
+  assert.equal(r.report.checked, 36, report(r));
   assert.equal(dataServer.log.length, 0, "the warm-up sent requests to the data server");
 });
 
