@@ -109,7 +109,7 @@ test("module Web Worker: sharded cases", async () => {
   assert.equal(r.failed, 0, report(r));
 });
 
-test("warm-up worker: compiles the read path off the page's thread, its reads match zarr-python's", async () => {
+test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
   const r = await runPage({ warm: "1" });
   assert.equal(r.failed, 0, report(r));
