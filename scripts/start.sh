@@ -32,6 +32,7 @@ echo
 echo "Serving $(pwd) at $URL"
 echo
 echo "  Viewer:  $URL/www/?url=$URL/$SAMPLE"
+echo "           $URL/www/?url=$URL/www/sample/cells.precomputed   (the same tissue as Neuroglancer precomputed: JPEG, sharded)"
 echo
 echo "(any dataset: $URL/www/?url=<dataset URL>; browser test page: $URL/tests/js/browser.html)"
 echo "Press Ctrl-C to stop."

@@ -3,7 +3,7 @@
 // A Dataset is
 //   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, close() }
 //   axes:   [{ name, type: "space" | "time" | "channel" | "other", unit }]
-//   levels: finest first; { array, path, shape, chunkShape, shardShape, scale, translation }
+//   levels: finest first; { array, path, shape, chunkShape, shardShape, hashSharded, scale, translation }
 //           voxel i of a level covers world [translation + i·scale, translation + (i+1)·scale)
 //   display: default axis indices for the horizontal and vertical screen directions
 //   window:  optional initial contrast limits { lo, hi } from the metadata (OMERO)
@@ -60,13 +60,15 @@ function defaultDisplay(axes, shape) {
   return { h: pick[pick.length - 1], v: pick[pick.length - 2] };
 }
 
-function levelOf(array, path, scale, translation) {
+function levelOf(array, path, scale, translation, hashSharded = false) {
   return {
     array,
     path,
     shape: [...array.shape],
     chunkShape: [...array.chunkShape],
     shardShape: array.shardShape ? [...array.shardShape] : null,
+    // Neuroglancer shards group chunks by hash, not by a grid: no shard shape to show.
+    hashSharded,
     scale,
     translation,
   };
@@ -191,6 +193,7 @@ async function precomputed(api, url, signal, info, first = null) {
       s.key ?? String(i),
       axes.map((_, k) => res[k]),
       axes.map((_, k) => off[k] * res[k]),
+      Boolean(s.sharded),
     );
   });
   levels.sort((a, b) => a.scale[0] * a.scale[1] * a.scale[2] - b.scale[0] * b.scale[1] * b.scale[2]);

@@ -19,6 +19,7 @@ import { COLORMAPS } from "./render.js";
 
 const $ = (id) => document.getElementById(id);
 const SAMPLE = new URL("./sample/cells.ome.zarr", location.href).href;
+const SAMPLE_PRECOMPUTED = new URL("./sample/cells.precomputed", location.href).href;
 
 const num = (v) => (v === null || v === "" || !Number.isFinite(Number(v)) ? undefined : Number(v));
 
@@ -164,7 +165,7 @@ function buildPanel(ds) {
     ["axes", ds.axes.map((a) => a.name).join(", ")],
     ["shape", fmtShape(l0.shape)],
     ["chunk", fmtShape(l0.chunkShape)],
-    ["shard", l0.shardShape ? fmtShape(l0.shardShape) : "not sharded"],
+    ["shard", l0.shardShape ? fmtShape(l0.shardShape) : l0.hashSharded ? "sharded (by hash)" : "not sharded"],
     ["levels", String(ds.levels.length)],
     ["voxel", l0.scale.map((s, k) => `${+s.toPrecision(4)}${unit(ds.axes[k])}`).join(" × ")],
   ];
@@ -391,4 +392,5 @@ function scheduleUrlUpdate() {
 // --- start ------------------------------------------------------------------------------------
 
 $("sample-link").href = `?url=${encodeURIComponent(SAMPLE)}`;
+$("sample-pc-link").href = `?url=${encodeURIComponent(SAMPLE_PRECOMPUTED)}`;
 load(q0.get("url") ?? SAMPLE, paramsToInitial(q0));

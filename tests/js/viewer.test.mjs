@@ -579,6 +579,47 @@ test("Neuroglancer precomputed by URL parameter: a sharded volume's z plane, and
   }
 });
 
+test("precomputed sample (JPEG, sharded by hash): screen pixels match tensorstore's values at two scales", async (t) => {
+  const pc = JSON.parse(fs.readFileSync(path.join(sampleDir, "probes-precomputed.json"), "utf8"));
+  // JPEG: decoders may round differently from tensorstore's libjpeg-turbo (2 levels, as in the
+  // fixtures' tolerance), plus the canvas's own rounding.
+  const near = (actual, v, what) =>
+    assert.ok([0, 1, 2].every((i) => Math.abs(actual[i] - v) <= 3), `${what}: screen [${actual.slice(0, 3)}], tensorstore ${v}`);
+  const page = await openViewer({ url: `${dataServer.url}/sample/cells.precomputed`, cx: 256, cy: 200, zoom: 2, at: "z:5", lo: 0, hi: 255, cmap: "grey" });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    await idle(page);
+    const ds = await page.evaluate(() => {
+      const d = window.viewerApp.viewer.ds;
+      return { format: d.format, levels: d.levels.length, hashSharded: d.levels.map((l) => l.hashSharded) };
+    });
+    assert.deepEqual(ds, { format: "Neuroglancer precomputed", levels: 3, hashSharded: [true, true, true] });
+    for (const [scale, zoom, min] of [[0, 2, 50], [1, 0.5, 100]]) {
+      if (scale > 0) {
+        await page.evaluate((z) => window.viewerApp.viewer.setView({ cx: 256, cy: 256, zoom: z }), zoom);
+        await idle(page);
+      }
+      const geo = await geometry(page);
+      assert.equal(geo.level, scale, `zoom ${zoom} should draw scale ${scale}`);
+      const img = await shot(page, geo);
+      const f = pc.scales[scale].factor;
+      const z = Math.floor((5 + 0.5) / f);
+      let n = 0;
+      for (const [x, y, pz, v] of pc.scales[scale].probes) {
+        if (pz !== z) continue;
+        const p = screenPixel(geo, x, y, f);
+        if (!p) continue;
+        near(img.pixel(...p), v, `scale ${scale} x ${x} y ${y} z ${z}`);
+        n++;
+      }
+      assert.ok(n >= min, `only ${n} scale-${scale} probes on screen`);
+      t.diagnostic(`precomputed sample scale ${scale}: ${n} probe pixels within 3 levels of tensorstore's`);
+    }
+  } finally {
+    await page.close();
+  }
+});
+
 test("Zarr v2 array by URL parameter: Fortran order, no compressor, missing chunks as fill", async () => {
   // zp2_v2_i4_raw_F: int32 25x31, order F (the library returns it as strides), fill -99.
   const exp = expectedOf("zp2/zp2_v2_i4_raw_F", Int32Array);
