@@ -262,7 +262,7 @@ async function initWasm(): Promise<void> {
   await init({ module_or_path: wasmModule });
   wasmReady = true;
   // Nothing being opened yet: compile the read path in the background meanwhile.
-  if (opening === 0 && workersAvailable()) void warmUp();
+  if (autoWarmUp && opening === 0 && workersAvailable()) void warmUp();
 }
 
 /**
@@ -305,6 +305,17 @@ export interface WarmUpReport {
 
 /** `open` calls waiting for the module. */
 let opening = 0;
+let autoWarmUp = true;
+
+/**
+ * Whether the package starts its warm-up worker by itself once the module has loaded (default
+ * true). Call with `false` right after importing it where a worker is not wanted (a Content
+ * Security Policy without `worker-src`, a bundle that leaves `warm.js` out); `warmUp()` still
+ * runs it on demand.
+ */
+export function setAutoWarmUp(enabled: boolean): void {
+  autoWarmUp = enabled;
+}
 
 interface Warming {
   promise: Promise<WarmUpReport>;

@@ -111,6 +111,7 @@ test("module Web Worker: sharded cases", async () => {
 
 test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
+  pageServer.log.length = 0;
   const r = await runPage({ warm: "1" });
   assert.equal(r.failed, 0, report(r));
   assert.equal(r.report.ran, true, report(r));
@@ -118,6 +119,15 @@ test("warm-up worker: compiles the read path off the page's thread, its reads ma
   // 9 stores (6 Zarr, 3 precomputed): getChunk and get each, decode and cut in the worker's decoder.
   assert.equal(r.report.checked, 36, report(r));
   assert.equal(dataServer.log.length, 0, "the warm-up sent requests to the data server");
+  assert.ok(pageServer.log.some((e) => e.path === "/pkg/warm.js"), "the warm-up worker's script was never loaded");
+});
+
+test("warm-up worker: setAutoWarmUp(false) right after the import keeps it from starting", async () => {
+  pageServer.log.length = 0;
+  const r = await runPage({ warm: "off" });
+  assert.equal(r.failed, 0, report(r));
+  assert.ok(pageServer.log.some((e) => e.path === "/pkg/index.js"), "the page server's log is not recording");
+  assert.ok(!pageServer.log.some((e) => e.path === "/pkg/warm.js"), "a warm-up worker started");
 });
 
 test("warm-up worker: an open stops it where there is no core to spare (runs on otherwise)", async () => {
