@@ -356,9 +356,11 @@ function startWarmUp(): Warming {
       if (warming === state) warming = undefined; // a later call may run it again
     },
   };
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const finish = (r: WarmUpReport) => {
     if (state.done) return;
     state.done = true;
+    clearTimeout(timer);
     worker?.terminate();
     resolve(r);
   };
@@ -379,6 +381,8 @@ function startWarmUp(): Warming {
       finish(report(true, ev.data.errors, ev.data.checked));
     worker.onerror = (ev: ErrorEvent) => finish(report(false, [ev.message || "the warm-up worker failed to start"]));
     worker.postMessage({ module: wasmModule });
+    // ~0.1-0.2 s on a slow machine: a worker that never answers is not kept alive.
+    timer = setTimeout(() => finish(report(true, ["the warm-up worker did not answer within 20 s"])), 20_000);
   })();
   return state;
 }
