@@ -16,7 +16,7 @@ import type {
   WasmOptions,
   WasmSelectionItem,
 } from "./wasm/shardfetch.js";
-import { defaultWorkers, Pool, workersAvailable } from "./pool.js";
+import { cores, defaultWorkers, Pool, workersAvailable } from "./pool.js";
 import type { Decoded } from "./pool.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +297,7 @@ export interface WarmUpReport {
   stopped: boolean;
   /** From the start to the answer, ms. */
   ms: number;
-  /** Reads that matched the values their writer (zarr-python) read back. */
+  /** Reads that matched the values their writer (zarr-python, tensorstore) read back. */
   checked: number;
   /** What went wrong; the warm-up never rejects. */
   errors: string[];
@@ -327,9 +327,9 @@ let warming: Warming | undefined;
 
 /**
  * Compile the read path (Zarr v3/v2 and Neuroglancer precomputed metadata, sharding, gzip,
- * zstd, blosc, JPEG, compressed_segmentation, regions) in a background Web Worker, so that the first `open` and reads do not compile it on this thread
- * (V8 compiles each wasm function at its first call; the compiled code is shared by every
- * thread using the module). Runs by itself once the module is loaded if nothing is being
+ * zstd, blosc, JPEG, compressed_segmentation, regions) in a background Web Worker, so that the
+ * first `open` and reads do not compile it on this thread (V8 compiles each wasm function at
+ * its first call; the compiled code is shared by every thread using the module). Runs by itself once the module is loaded if nothing is being
  * opened by then; calling it again returns the same report. No requests to any data server.
  */
 export function warmUp(): Promise<WarmUpReport> {
@@ -389,8 +389,7 @@ function startWarmUp(): Warming {
 
 /** An `open` starts: with no core to spare, a warm-up under way would only slow it down. */
 function yieldWarmUp(): void {
-  const cores = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
-  if (warming && !warming.done && cores <= 2) warming.stop();
+  if (warming && !warming.done && cores() <= 2) warming.stop();
 }
 
 function errorMessage(e: unknown): string {

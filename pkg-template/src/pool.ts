@@ -49,10 +49,14 @@ export function workersAvailable(): boolean {
   return typeof g.Worker === "function" && typeof g.process?.versions?.node !== "string";
 }
 
+/** Cores the platform reports (2 where it does not say). */
+export function cores(): number {
+  return (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
+}
+
 /** The default pool size: leave a core to the page. */
 export function defaultWorkers(): number {
-  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 2;
-  return Math.max(1, Math.min(4, n - 1));
+  return Math.max(1, Math.min(4, cores() - 1));
 }
 
 export class Pool {
