@@ -81,7 +81,7 @@ impl Format {
 
 /// What the API reports about an array, whatever its format.
 #[derive(Clone, Debug)]
-pub struct Info {
+pub struct ArrayInfo {
     pub format: Format,
     pub shape: Vec<u64>,
     pub dtype: DataType,
@@ -111,7 +111,7 @@ pub struct Array {
     url: String,
     /// The query string (a signed URL's token), kept on every request.
     query: String,
-    pub info: Info,
+    pub info: ArrayInfo,
     /// The read-chunk grid: what `chunk` coordinates index.
     pub grid: Grid,
     layout: Box<dyn Layout>,

@@ -1,7 +1,7 @@
 //! What an array is built from: its format and the metadata documents read when opening it.
 //! [`build`] turns them into the array's description and layout without the network, so a
 //! decoding worker rebuilds exactly the layout the opener built.
-use super::array::{Format, Info, Layout, Located};
+use super::array::{ArrayInfo, Format, Layout, Located};
 use super::codec::Decoded;
 use super::draft;
 use super::dtype::FillValue;
@@ -30,7 +30,7 @@ pub struct Spec {
 }
 
 pub struct Built {
-    pub info: Info,
+    pub info: ArrayInfo,
     /// The read-chunk grid.
     pub grid: Grid,
     pub layout: Box<dyn Layout>,
@@ -93,7 +93,7 @@ fn precomputed(spec: &Spec) -> Result<Built> {
     extra.insert("scale".into(), json!(scale.index()));
     extra.insert("type".into(), json!(scale.info().kind));
     let names = ["x", "y", "z", "channel"].iter().map(|n| Some(String::from(*n))).collect();
-    let info = Info {
+    let info = ArrayInfo {
         format: Format::Precomputed,
         dtype: scale.dtype(),
         fill_value: FillValue::zero(scale.dtype()),
@@ -116,7 +116,7 @@ fn precomputed(spec: &Spec) -> Result<Built> {
 
 fn zarr(format: Format, meta: ArrayMetadata) -> Result<Built> {
     let layout = ZarrLayout::new(meta.grid, meta.key_encoding, meta.codecs, meta.data_type)?;
-    let info = Info {
+    let info = ArrayInfo {
         format,
         shape: meta.shape,
         dtype: meta.data_type,
