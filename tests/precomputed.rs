@@ -6,7 +6,7 @@ use serde_json::Value;
 use shardfetch::core::codec::Decoded;
 use shardfetch::core::http::{HttpClient, Method, Request, Response};
 use shardfetch::core::locate::IndexFormat;
-use shardfetch::core::precomputed::{image, Encoding, Info, Scale, ScaleRef};
+use shardfetch::core::precomputed::{image, Encoding, Scale, ScaleRef, VolumeInfo};
 use shardfetch::core::source::{Config, Source};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::RefCell;
@@ -491,7 +491,7 @@ fn garbage_info_files_are_typed_errors() {
             let i = (next() % b.len() as u64) as usize;
             b[i] = b"0123456789[]{},:\"-.ex"[(next() % 21) as usize];
         }
-        if let Ok(info) = Info::parse(&b) {
+        if let Ok(info) = VolumeInfo::parse(&b) {
             for i in 0..info.scales.len() {
                 let _ = Scale::open(Rc::new(info.clone()), ScaleRef::Index(i));
             }

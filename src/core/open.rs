@@ -127,7 +127,7 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             }
             if let Some(doc) = get(c, s, &place.file("info")).await? {
                 // Only a precomputed volume's info: another file of that name is not ours.
-                if precomputed::Info::parse(&doc).is_ok() {
+                if precomputed::VolumeInfo::parse(&doc).is_ok() {
                     return open_precomputed(&place, doc, scale, source.clone());
                 }
             }

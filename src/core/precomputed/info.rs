@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Info {
+pub struct VolumeInfo {
     pub data_type: DataType,
     pub num_channels: u64,
     /// `"image"`, `"segmentation"`, ...
@@ -212,8 +212,8 @@ impl ScaleInfo {
     }
 }
 
-impl Info {
-    pub fn parse(text: &[u8]) -> Result<Info> {
+impl VolumeInfo {
+    pub fn parse(text: &[u8]) -> Result<VolumeInfo> {
         let v: Value = serde_json::from_slice(text).map_err(|e| invalid(format!("info is not valid JSON: {e}")))?;
         let o = v.as_object().ok_or_else(|| invalid("info must be a JSON object"))?;
         match o.get("@type") {
@@ -262,7 +262,7 @@ impl Info {
             _ => return Err(invalid("scales must be a non-empty list")),
         };
         let scales = scales.iter().enumerate().map(|(i, s)| ScaleInfo::parse(s, i)).collect::<Result<Vec<_>>>()?;
-        Ok(Info { data_type, num_channels, kind, scales })
+        Ok(VolumeInfo { data_type, num_channels, kind, scales })
     }
 
     /// The position in `scales` of the wanted scale.
@@ -293,8 +293,8 @@ mod tests {
                "encoding": "raw"})
     }
 
-    fn parse(v: Value) -> Result<Info> {
-        Info::parse(serde_json::to_string(&v).unwrap().as_bytes())
+    fn parse(v: Value) -> Result<VolumeInfo> {
+        VolumeInfo::parse(serde_json::to_string(&v).unwrap().as_bytes())
     }
 
     #[test]
@@ -359,8 +359,8 @@ mod tests {
         let mut s = scale();
         s["encoding"] = json!("fpzip");
         assert_eq!(parse(info(s)).unwrap().scales[0].encoding, Encoding::Other("fpzip".into()));
-        assert_eq!(Info::parse(b"{").unwrap_err().code, ErrorCode::InvalidMetadata);
-        assert_eq!(Info::parse(b"[]").unwrap_err().code, ErrorCode::InvalidMetadata);
+        assert_eq!(VolumeInfo::parse(b"{").unwrap_err().code, ErrorCode::InvalidMetadata);
+        assert_eq!(VolumeInfo::parse(b"[]").unwrap_err().code, ErrorCode::InvalidMetadata);
         let mut v = info(scale());
         v["@type"] = json!("neuroglancer_annotations_v1");
         assert_eq!(code(v).code, ErrorCode::UnsupportedFormat);

@@ -8,5 +8,5 @@ pub mod morton;
 pub mod scale;
 pub mod sharding;
 
-pub use info::{DataEncoding, Encoding, Hash, Info, ScaleInfo, ScaleRef, ShardingSpec};
+pub use info::{DataEncoding, Encoding, Hash, ScaleInfo, ScaleRef, ShardingSpec, VolumeInfo};
 pub use scale::{Levels, Scale};

@@ -2,7 +2,7 @@
 //!
 //! API axes are `[x, y, z, channel]`, zero-based from `voxel_offset`; the channel axis has a
 //! single chunk.
-use super::info::{DataEncoding, Encoding, Info, ScaleInfo, ScaleRef, ShardingSpec};
+use super::info::{DataEncoding, Encoding, ScaleInfo, ScaleRef, ShardingSpec, VolumeInfo};
 use super::morton::Morton;
 use super::sharding::{MinishardIndex, ShardIndexEntry};
 use super::{cseg, image};
@@ -25,7 +25,7 @@ struct Sharded {
 }
 
 pub struct Scale {
-    info: Rc<Info>,
+    info: Rc<VolumeInfo>,
     index: usize,
     grid: [u64; 3],
     sharded: Option<Sharded>,
@@ -35,7 +35,7 @@ pub struct Scale {
 pub type Levels = Vec<(Rc<dyn IndexFormat>, u64)>;
 
 impl Scale {
-    pub fn open(info: Rc<Info>, which: ScaleRef) -> Result<Scale> {
+    pub fn open(info: Rc<VolumeInfo>, which: ScaleRef) -> Result<Scale> {
         let index = info.find(which)?;
         let s = &info.scales[index];
         let (dtype, nc) = (info.data_type, info.num_channels);
@@ -85,10 +85,10 @@ impl Scale {
 
     /// Parse an `info` file and open one of its scales.
     pub fn from_info(text: &[u8], which: ScaleRef) -> Result<Scale> {
-        Scale::open(Rc::new(Info::parse(text)?), which)
+        Scale::open(Rc::new(VolumeInfo::parse(text)?), which)
     }
 
-    pub fn info(&self) -> &Info {
+    pub fn info(&self) -> &VolumeInfo {
         &self.info
     }
     /// Every scale of the volume (for listing).
