@@ -6,7 +6,7 @@ use super::error::{checked_bytes, err, Error, ErrorCode, Result};
 use super::grid::Grid;
 use super::http::ByteRange;
 use super::http::HttpClient;
-use super::locate::{IndexFormat, Region as ByteRegion};
+use super::locate::{ByteSpan, IndexFormat};
 use super::merge::merge;
 use super::selection::{copy_box, for_each_index, Place, Region, Sel};
 use super::source::Source;
@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 const CONCURRENCY: usize = 32;
 
 /// A chunk's object URL and its region in it (`None`: absent).
-type Spot = (String, Option<ByteRegion>);
+type Spot = (String, Option<ByteSpan>);
 
 /// One request of a batch: `range` of `url`, serving chunks (input index, offset in the
 /// answer, length; `None`: the whole answer).
@@ -225,7 +225,7 @@ impl Array {
                 .await;
         located.sort_by_key(|(i, _)| *i);
         // 2. One job per run of neighbouring spans of one object (whole objects alone).
-        let mut by_url: BTreeMap<String, Vec<(usize, ByteRegion)>> = BTreeMap::new();
+        let mut by_url: BTreeMap<String, Vec<(usize, ByteSpan)>> = BTreeMap::new();
         for (i, r) in located {
             match r {
                 Err(e) => done(i, &self.url, Err(e))?,

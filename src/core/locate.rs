@@ -23,13 +23,13 @@ pub enum IndexSpan {
 
 /// A byte region of one object: the whole object (`offset` 0, `len` unknown) or a span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
+pub struct ByteSpan {
     pub offset: u64,
     pub len: Option<u64>,
 }
 
-impl Region {
-    pub const WHOLE: Region = Region { offset: 0, len: None };
+impl ByteSpan {
+    pub const WHOLE: ByteSpan = ByteSpan { offset: 0, len: None };
 
     /// The bytes to read for this region.
     pub fn range(self) -> super::http::ByteRange {
@@ -59,7 +59,7 @@ impl ShardIndex {
 
     /// Position-indexed spans, already absolute; [`ABSENT`] marks an absent chunk.
     /// Every present span must lie inside `region` when its length is known.
-    pub fn dense(spans: Vec<(u64, u64)>, region: Region) -> Result<Self> {
+    pub fn dense(spans: Vec<(u64, u64)>, region: ByteSpan) -> Result<Self> {
         for &s in &spans {
             if s != ABSENT {
                 check_span(s, region)?;
@@ -69,7 +69,7 @@ impl ShardIndex {
     }
 
     /// Sparse index: `keys` sorted ascending, one span each.
-    pub fn sparse(keys: Vec<u64>, spans: Vec<(u64, u64)>, region: Region) -> Result<Self> {
+    pub fn sparse(keys: Vec<u64>, spans: Vec<(u64, u64)>, region: ByteSpan) -> Result<Self> {
         if keys.len() != spans.len() || keys.windows(2).any(|w| w[0] >= w[1]) {
             return Err(Error::new(ErrorCode::CorruptShard, "index keys are not strictly increasing"));
         }
@@ -92,7 +92,7 @@ impl ShardIndex {
     }
 }
 
-fn check_span((offset, len): (u64, u64), region: Region) -> Result<()> {
+fn check_span((offset, len): (u64, u64), region: ByteSpan) -> Result<()> {
     let end = offset.checked_add(len);
     let limit = region.len.map(|l| region.offset.saturating_add(l));
     match (end, limit) {
@@ -115,5 +115,5 @@ pub trait IndexFormat {
     fn span(&self, key: u64) -> IndexSpan;
     /// Decode the index bytes read from `span(key)` of `region` (whose length is known here
     /// when the index was read from the object's end).
-    fn decode(&self, key: u64, bytes: &[u8], region: Region) -> Result<ShardIndex>;
+    fn decode(&self, key: u64, bytes: &[u8], region: ByteSpan) -> Result<ShardIndex>;
 }

@@ -5,7 +5,7 @@ use super::cache::Lru;
 use super::dedup::Dedup;
 use super::error::{Error, ErrorCode, Result};
 use super::http::{classify, parse_content_range, short, ByteRange, HttpClient, Method, Request, Status};
-use super::locate::{IndexFormat, IndexSpan, Region, ShardIndex};
+use super::locate::{ByteSpan, IndexFormat, IndexSpan, ShardIndex};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -284,7 +284,7 @@ impl Source {
         &self,
         c: &C,
         url: &str,
-        region: Region,
+        region: ByteSpan,
         depth: u8,
         (format, entry): (&dyn IndexFormat, u64),
     ) -> Result<Rc<ShardIndex>> {
@@ -306,7 +306,7 @@ impl Source {
             let index = match fetched {
                 None => ShardIndex::missing(),
                 Some(f) => {
-                    let known = Region { offset: region.offset, len: region.len.or(f.object_size) };
+                    let known = ByteSpan { offset: region.offset, len: region.len.or(f.object_size) };
                     format.decode(entry, &f.bytes, known).map_err(|e| e.at(url))?
                 }
             };
@@ -324,13 +324,13 @@ impl Source {
         c: &C,
         url: &str,
         levels: &[(&dyn IndexFormat, u64)],
-    ) -> Result<Option<Region>> {
-        let mut region = Region::WHOLE;
+    ) -> Result<Option<ByteSpan>> {
+        let mut region = ByteSpan::WHOLE;
         for (depth, &(format, key)) in levels.iter().enumerate() {
             let index = self.index(c, url, region, depth as u8, (format, key)).await?;
             match index.lookup(key) {
                 None => return Ok(None),
-                Some((offset, len)) => region = Region { offset, len: Some(len) },
+                Some((offset, len)) => region = ByteSpan { offset, len: Some(len) },
             }
         }
         Ok(Some(region))

@@ -2,7 +2,7 @@
 use super::compress::verify_crc32c;
 use super::CodecChain;
 use crate::core::error::{checked_bytes, err, Error, ErrorCode, Result};
-use crate::core::locate::{IndexFormat, IndexSpan, Region, ShardIndex, ABSENT};
+use crate::core::locate::{ByteSpan, IndexFormat, IndexSpan, ShardIndex, ABSENT};
 use crate::core::metadata::{named, shape_of};
 use alloc::format;
 use alloc::string::String;
@@ -107,7 +107,7 @@ impl IndexFormat for Sharding {
         }
     }
 
-    fn decode(&self, _key: u64, bytes: &[u8], region: Region) -> Result<ShardIndex> {
+    fn decode(&self, _key: u64, bytes: &[u8], region: ByteSpan) -> Result<ShardIndex> {
         if bytes.len() as u64 != self.index_len() {
             return err(
                 ErrorCode::CorruptShard,

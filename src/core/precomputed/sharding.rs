@@ -3,7 +3,7 @@
 use super::info::{DataEncoding, ShardingSpec};
 use crate::core::codec::compress::gunzip;
 use crate::core::error::{err, Error, ErrorCode, Result};
-use crate::core::locate::{IndexFormat, IndexSpan, Region, ShardIndex};
+use crate::core::locate::{ByteSpan, IndexFormat, IndexSpan, ShardIndex};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -51,7 +51,7 @@ impl IndexFormat for ShardIndexEntry {
         IndexSpan::At { offset: minishard.saturating_mul(16), len: 16 }
     }
 
-    fn decode(&self, minishard: u64, bytes: &[u8], region: Region) -> Result<ShardIndex> {
+    fn decode(&self, minishard: u64, bytes: &[u8], region: ByteSpan) -> Result<ShardIndex> {
         let (Some(a), Some(b)) = (bytes.get(..8), bytes.get(8..16)) else {
             return Err(corrupt(format!("shard index entry has {} bytes, expected 16", bytes.len())));
         };
@@ -81,7 +81,7 @@ impl IndexFormat for MinishardIndex {
         IndexSpan::Whole
     }
 
-    fn decode(&self, _chunk_id: u64, bytes: &[u8], _region: Region) -> Result<ShardIndex> {
+    fn decode(&self, _chunk_id: u64, bytes: &[u8], _region: ByteSpan) -> Result<ShardIndex> {
         let inflated;
         let data = match self.spec.minishard_index_encoding {
             DataEncoding::Raw => bytes,
@@ -126,7 +126,7 @@ fn decode_minishard_index(data: &[u8], shard_index_end: u64) -> Result<ShardInde
         spans.push((start, size));
     }
     // Chunk data lies after the shard index; the shard's length is not known at this level.
-    ShardIndex::sparse(ids, spans, Region { offset: shard_index_end, len: None })
+    ShardIndex::sparse(ids, spans, ByteSpan { offset: shard_index_end, len: None })
 }
 
 #[cfg(test)]
@@ -168,7 +168,7 @@ mod tests {
     fn shard_index_entry() {
         let f = ShardIndexEntry { spec: spec(2, 0) };
         assert_eq!(f.span(3), IndexSpan::At { offset: 48, len: 16 });
-        let whole = Region { offset: 0, len: Some(200) };
+        let whole = ByteSpan { offset: 0, len: Some(200) };
         let i = f.decode(3, &words(&[10, 30]), whole).unwrap();
         assert_eq!(i.lookup(3), Some((64 + 10, 20)));
         assert_eq!(f.decode(3, &words(&[7, 7]), whole).unwrap().lookup(3), None);
@@ -182,7 +182,7 @@ mod tests {
     #[test]
     fn minishard_index() {
         let f = MinishardIndex { spec: spec(1, 0) };
-        let r = Region { offset: 100, len: Some(72) };
+        let r = ByteSpan { offset: 100, len: Some(72) };
         // ids 5, 7, 20; chunks at 32 + 1 (size 4), right after it (size 2), 3 bytes later (size 0).
         let i = f.decode(0, &words(&[5, 2, 13, 1, 0, 3, 4, 2, 0]), r).unwrap();
         let got = [i.lookup(5), i.lookup(7), i.lookup(20), i.lookup(6)];
