@@ -77,7 +77,7 @@ enum Cached {
 
 /// Bytes read, with the object's total size when the answer told it.
 #[derive(Clone)]
-pub struct Fetched {
+pub struct RangeRead {
     pub bytes: Vec<u8>,
     pub object_size: Option<u64>,
 }
@@ -87,7 +87,7 @@ pub struct Source {
     cache: RefCell<Lru<Key, Cached>>,
     inflight: Dedup<Key, Rc<ShardIndex>>,
     /// Range reads under way: a read inside one of them waits for it instead of asking again.
-    reads: Dedup<(String, u64, u64), Option<Rc<Fetched>>>,
+    reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
     /// Set once the server mishandled a suffix range: go straight to HEAD + range.
     no_suffix: Cell<bool>,
     stats: Cell<Stats>,
@@ -134,7 +134,7 @@ impl Source {
     }
 
     /// Read `range` of the object at `url`; `None` when the object does not exist.
-    pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
+    pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         let cached = self.cache.borrow_mut().get(&Key::Object(url.to_string()));
         match cached {
             Some(Cached::Object(whole)) => return slice_whole(url, &whole, range).map(Some),
@@ -143,7 +143,7 @@ impl Source {
         }
         if let ByteRange::Range { offset, len } = range {
             if let Some(bytes) = self.kept(url, offset, len) {
-                return Ok(Some(Fetched { bytes, object_size: None }));
+                return Ok(Some(RangeRead { bytes, object_size: None }));
             }
         }
         let got = match range {
@@ -158,7 +158,7 @@ impl Source {
     }
 
     /// A range read, or a share of one under way that covers it.
-    async fn shared_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<Fetched>> {
+    async fn shared_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
         let end = offset.saturating_add(len);
         let key = (url.to_string(), offset, len);
         let covers = |k: &(String, u64, u64)| k.0 == url && k.1 <= offset && end <= k.1.saturating_add(k.2);
@@ -174,12 +174,12 @@ impl Source {
         // Another read's answer: our part of it.
         let from = (offset - start) as usize;
         match f.bytes.get(from..from + len as usize) {
-            Some(piece) => Ok(Some(Fetched { bytes: piece.to_vec(), object_size: f.object_size })),
+            Some(piece) => Ok(Some(RangeRead { bytes: piece.to_vec(), object_size: f.object_size })),
             None => Err(short(url, "shared read is shorter than its range")),
         }
     }
 
-    async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<Fetched>> {
+    async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         match range {
             ByteRange::Full => {
                 let r = self.send(c, Method::Get, url, None).await?;
@@ -187,12 +187,12 @@ impl Source {
                     Status::Missing => Ok(None),
                     Status::Whole | Status::Partial => {
                         let n = r.body.len() as u64;
-                        Ok(Some(Fetched { bytes: r.body, object_size: Some(n) }))
+                        Ok(Some(RangeRead { bytes: r.body, object_size: Some(n) }))
                     }
                     Status::Refused => Err(http_error(url, r.status)),
                 }
             }
-            ByteRange::Range { len: 0, .. } => Ok(Some(Fetched { bytes: Vec::new(), object_size: None })),
+            ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
             ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
             ByteRange::Suffix(n) => {
                 if !self.no_suffix.get() {
@@ -213,7 +213,7 @@ impl Source {
                                 {
                                     return Err(short(url, "suffix range answer does not match the request"));
                                 }
-                                return Ok(Some(Fetched { bytes: r.body, object_size: Some(total) }));
+                                return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
                             }
                             // 206 without a readable Content-Range: where those bytes sit is unknown.
                         }
@@ -238,12 +238,12 @@ impl Source {
                     return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
                 }
                 let f = self.read_range(c, url, size - n, n).await?;
-                Ok(f.map(|f| Fetched { bytes: f.bytes, object_size: Some(size) }))
+                Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
             }
         }
     }
 
-    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<Fetched>> {
+    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
         let last = offset
             .checked_add(len - 1)
             .ok_or_else(|| Error::new(ErrorCode::CorruptShard, format!("{url}: range overflows")))?;
@@ -261,7 +261,7 @@ impl Source {
                 if r.body.len() as u64 != len {
                     return Err(short(url, &format!("asked for {len} bytes at {offset}, got {}", r.body.len())));
                 }
-                Ok(Some(Fetched { bytes: r.body, object_size: cr.and_then(|c| c.2) }))
+                Ok(Some(RangeRead { bytes: r.body, object_size: cr.and_then(|c| c.2) }))
             }
             Status::Refused if r.status == 416 => {
                 Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
@@ -271,7 +271,7 @@ impl Source {
     }
 
     /// A 200 answer to a ranged request: slice it, and keep it for later reads of this object.
-    fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<Fetched> {
+    fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<RangeRead> {
         let f = slice_whole(url, &body, range)?;
         let n = body.len();
         self.cache.borrow_mut().put(Key::Object(url.to_string()), Cached::Object(Rc::new(body)), n);
@@ -438,7 +438,7 @@ fn resolve(url: &str, span: IndexSpan, offset: u64, len: Option<u64>) -> Result<
     })
 }
 
-fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<Fetched> {
+fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<RangeRead> {
     let size = whole.len() as u64;
     let (a, b) = match range {
         ByteRange::Full => (0, size),
@@ -453,5 +453,5 @@ fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<Fetched> {
     if b > size {
         return Err(short(url, &format!("bytes {a}..{b} lie beyond the end of the {size}-byte object")));
     }
-    Ok(Fetched { bytes: whole[a as usize..b as usize].to_vec(), object_size: Some(size) })
+    Ok(RangeRead { bytes: whole[a as usize..b as usize].to_vec(), object_size: Some(size) })
 }
