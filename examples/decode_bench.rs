@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use futures_executor::block_on;
 use serde_json::Value;
-use shardfetch::core::array::Fetched;
+use shardfetch::core::array::Stored;
 use shardfetch::core::http::{HttpClient, Method, Request, Response};
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::{Error, ErrorCode, Result};
@@ -104,8 +104,8 @@ fn run(dir: &Path) -> std::result::Result<(), String> {
     let mut payloads: Vec<Vec<u8>> = vec![Vec::new(); coords.len()];
     let mut failed = None;
     block_on(arr.fetch_chunks(&client, &coords, |i, got| match got {
-        Ok(Fetched::Encoded(b)) => payloads[i] = b,
-        Ok(Fetched::Fill(_)) => failed = Some(format!("chunk {i} absent")),
+        Ok(Stored::Encoded(b)) => payloads[i] = b,
+        Ok(Stored::Fill(_)) => failed = Some(format!("chunk {i} absent")),
         Err(e) => failed = Some(e.message),
     }));
     if let Some(f) = failed {

@@ -341,8 +341,8 @@ impl Array {
             each(
                 i,
                 got.and_then(|f| match f {
-                    Fetched::Fill(chunk) => Ok(chunk),
-                    Fetched::Encoded(bytes) => {
+                    Stored::Fill(chunk) => Ok(chunk),
+                    Stored::Encoded(bytes) => {
                         let d = self.decode(&list[i], bytes).map_err(|e| e.at(&self.url))?;
                         Ok(Chunk { bytes: d.bytes, shape: self.grid.clipped(&list[i]), stride: d.strides })
                     }
@@ -358,7 +358,7 @@ impl Array {
         &self,
         c: &C,
         list: &[Vec<u64>],
-        mut each: impl FnMut(usize, Result<Fetched>),
+        mut each: impl FnMut(usize, Result<Stored>),
     ) {
         let mut valid = Vec::new();
         for (i, coords) in list.iter().enumerate() {
@@ -376,8 +376,8 @@ impl Array {
                 each(
                     i,
                     match got {
-                        Ok(Some(bytes)) => Ok(Fetched::Encoded(bytes)),
-                        Ok(None) => self.fill_chunk(&list[i]).map(Fetched::Fill),
+                        Ok(Some(bytes)) => Ok(Stored::Encoded(bytes)),
+                        Ok(None) => self.fill_chunk(&list[i]).map(Stored::Fill),
                         Err(e) => Err(e),
                     },
                 );
@@ -460,7 +460,7 @@ impl Array {
 }
 
 /// A chunk's stored bytes, or its fill when it is absent.
-pub enum Fetched {
+pub enum Stored {
     Encoded(Vec<u8>),
     Fill(Chunk),
 }

@@ -2,7 +2,7 @@
 //! Everything here converts; the logic lives in `core`.
 extern crate std;
 
-use crate::core::array::{Array as CoreArray, Chunk, Fetched, Format};
+use crate::core::array::{Array as CoreArray, Chunk, Format, Stored};
 use crate::core::dtype::{DataType, Scalar};
 use crate::core::http::{HttpClient, Method, Request, Response};
 use crate::core::limit::Limiter;
@@ -397,8 +397,8 @@ impl WasmArray {
             let list = parse_list(&list).map_err(|e| to_js(e.at(a.url())))?;
             a.fetch_chunks(&c, &list, |i, r| {
                 let v = r.map(|f| match f {
-                    Fetched::Fill(chunk) => chunk_to_js(chunk),
-                    Fetched::Encoded(bytes) => {
+                    Stored::Fill(chunk) => chunk_to_js(chunk),
+                    Stored::Encoded(bytes) => {
                         let o = Object::new();
                         set(&o, "encoded", Uint8Array::from(&bytes[..]));
                         o.into()
