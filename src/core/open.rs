@@ -67,13 +67,13 @@ fn join(base: &str, path: &str) -> String {
 }
 
 /// Where a node lives: the store root and the node's path, with the URL's query kept apart.
-struct Place {
+struct Location {
     root: String,
     path: String,
     query: String,
 }
 
-impl Place {
+impl Location {
     fn node(&self) -> String {
         join(&self.root, &self.path)
     }
@@ -90,7 +90,7 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
         None => (url, options.format),
     };
     let (root, query) = split_url(url);
-    let place = Place { root, path: String::from(options.path.trim_matches('/')), query };
+    let place = Location { root, path: String::from(options.path.trim_matches('/')), query };
     let source = Rc::new(Source::new(options.config));
     let s = &source;
     let scale = options.scale;
@@ -149,21 +149,21 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     }
 }
 
-fn open_precomputed(place: &Place, doc: Vec<u8>, scale: Option<String>, source: Rc<Source>) -> Result<Opened> {
+fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, source: Rc<Source>) -> Result<Opened> {
     let spec = Spec { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
     array(place, spec, source, &place.file("info"))
 }
 
-async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Place) -> Result<Option<Vec<u8>>> {
+async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Location) -> Result<Option<Vec<u8>>> {
     get(c, source, &place.file(".zattrs")).await
 }
 
-fn open_v2_array(place: &Place, text: &[u8], attrs: Option<Vec<u8>>, source: Rc<Source>) -> Result<Opened> {
+fn open_v2_array(place: &Location, text: &[u8], attrs: Option<Vec<u8>>, source: Rc<Source>) -> Result<Opened> {
     let spec = Spec { format: Format::Zarr2, path: place.path.clone(), doc: text.to_vec(), attrs, scale: None };
     array(place, spec, source, &place.file(".zarray"))
 }
 
-fn open_v2_group(place: &Place, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
+fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
     v2::check_group(text).map_err(|e| e.at(&place.file(".zgroup")))?;
     let attributes = v2::parse_attributes(attrs.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
     Ok(Opened::Group(Group { format: Format::Zarr2, root: place.root.clone(), path: place.path.clone(), attributes }))
@@ -178,12 +178,12 @@ async fn get<C: HttpClient>(c: &C, source: &Source, url: &str) -> Result<Option<
     Ok(source.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
 }
 
-async fn open_v3<C: HttpClient>(c: &C, place: &Place, text: &[u8], source: Rc<Source>) -> Result<Opened> {
+async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], source: Rc<Source>) -> Result<Opened> {
     let meta_url = place.file("zarr.json");
     match Node::parse(text).map_err(|e| e.at(&meta_url))? {
         Node::DraftRoot => {
             // The caller named a draft store's root: its root node.
-            let root = Place { root: place.node(), path: String::new(), query: place.query.clone() };
+            let root = Location { root: place.node(), path: String::new(), query: place.query.clone() };
             open_draft(c, &root, source).await
         }
         Node::Group { attributes } => Ok(Opened::Group(Group {
@@ -201,11 +201,11 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Place, text: &[u8], source: Rc<So
 }
 
 /// A node of a draft v3 store: `place.root` is the store root, `place.path` the node's path.
-async fn open_draft<C: HttpClient>(c: &C, place: &Place, source: Rc<Source>) -> Result<Opened> {
+async fn open_draft<C: HttpClient>(c: &C, place: &Location, source: Rc<Source>) -> Result<Opened> {
     let at = |key: String| format!("{}/{key}{}", place.root, place.query);
     let array_url = at(draft::meta_key(&place.path, "array"));
     if let Some(doc) = get(c, &source, &array_url).await? {
-        let store = Place { root: place.root.clone(), path: String::new(), query: place.query.clone() };
+        let store = Location { root: place.root.clone(), path: String::new(), query: place.query.clone() };
         let spec = Spec { format: Format::Zarr3Draft, path: place.path.clone(), doc, attrs: None, scale: None };
         return match array(&store, spec, source, &array_url)? {
             Opened::Array(a) => Ok(Opened::Array(Box::new(a.at(place.node())))),
@@ -229,7 +229,7 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Place, source: Rc<Source>) -> 
 }
 
 /// The array `spec` describes, keyed under `place`; errors name `meta_url`.
-fn array(place: &Place, spec: Spec, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
+fn array(place: &Location, spec: Spec, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
     let a = Array::new(place.node(), place.query.clone(), spec, source).map_err(|e| e.at(meta_url))?;
     Ok(Opened::Array(Box::new(a)))
 }
