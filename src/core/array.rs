@@ -8,7 +8,7 @@ use super::http::ByteRange;
 use super::http::HttpClient;
 use super::locate::{ByteSpan, IndexFormat};
 use super::merge::merge;
-use super::selection::{copy_box, for_each_index, Place, Region, Sel};
+use super::selection::{copy_box, for_each_index, Region, Sel, Strided};
 use super::source::Source;
 use super::spec::{build, Built, Spec};
 use alloc::boxed::Box;
@@ -420,8 +420,8 @@ impl Array {
         let ext: Vec<u64> = lo.iter().zip(hi).map(|(l, h)| h.saturating_sub(*l)).collect();
         let mut out = alloc::vec![0u8; checked_bytes(&ext, elem as u64)?];
         let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| l.saturating_sub(*o) * s).sum();
-        let to = Place { at: 0, strides: &c_strides(&ext) };
-        copy_box(&d.bytes, Place { at: src_at, strides: &d.strides }, &mut out, to, &ext, elem)?;
+        let to = Strided { at: 0, strides: &c_strides(&ext) };
+        copy_box(&d.bytes, Strided { at: src_at, strides: &d.strides }, &mut out, to, &ext, elem)?;
         Ok(out)
     }
 
@@ -444,9 +444,9 @@ impl Array {
             let dst_at: u64 = lo.iter().zip(&region.start).zip(&out_strides).map(|((l, a), s)| (l - a) * s).sum();
             copy_box(
                 &d.bytes,
-                Place { at: src_at, strides: &d.strides },
+                Strided { at: src_at, strides: &d.strides },
                 &mut out,
-                Place { at: dst_at, strides: &out_strides },
+                Strided { at: dst_at, strides: &out_strides },
                 &ext,
                 elem,
             )

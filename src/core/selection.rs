@@ -84,13 +84,13 @@ pub fn for_each_index(shape: &[u64], mut f: impl FnMut(&[u64])) {
 
 /// Where a box starts in a buffer (in elements) and the buffer's element strides.
 #[derive(Clone, Copy, Debug)]
-pub struct Place<'a> {
+pub struct Strided<'a> {
     pub at: u64,
     pub strides: &'a [u64],
 }
 
 /// Copy the box `extent` of `elem`-byte elements from `src` at `from` into `dst` at `to`.
-pub fn copy_box(src: &[u8], from: Place, dst: &mut [u8], to: Place, extent: &[u64], elem: usize) -> Result<()> {
+pub fn copy_box(src: &[u8], from: Strided, dst: &mut [u8], to: Strided, extent: &[u64], elem: usize) -> Result<()> {
     let (src_at, src_strides, dst_at, dst_strides) = (from.at, from.strides, to.at, to.strides);
     let n = extent.len();
     let (outer, last) = if n == 0 { (&[][..], 1) } else { (&extent[..n - 1], extent[n - 1]) };
@@ -139,7 +139,7 @@ mod tests {
         // Copy a transposed 2x3 source into a 2x3 C-order destination.
         let src = [0u8, 3, 1, 4, 2, 5];
         let mut dst = [9u8; 6];
-        copy_box(&src, Place { at: 0, strides: &[1, 2] }, &mut dst, Place { at: 0, strides: &[3, 1] }, &[2, 3], 1)
+        copy_box(&src, Strided { at: 0, strides: &[1, 2] }, &mut dst, Strided { at: 0, strides: &[3, 1] }, &[2, 3], 1)
             .unwrap();
         assert_eq!(dst, [0, 1, 2, 3, 4, 5]);
     }
