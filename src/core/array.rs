@@ -10,7 +10,7 @@ use super::locate::{ByteSpan, IndexFormat};
 use super::merge::merge;
 use super::selection::{copy_box, for_each_index, Region, Sel, Strided};
 use super::source::Source;
-use super::spec::{build, Built, Spec};
+use super::spec::{build, Built, Documents};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -116,14 +116,14 @@ pub struct Array {
     pub grid: Grid,
     layout: Box<dyn Layout>,
     source: Rc<Source>,
-    spec: Spec,
+    docs: Documents,
 }
 
 impl Array {
-    /// The array `spec` describes, its keys under `base` (plus `query`), read through `source`.
-    pub fn new(base: String, query: String, spec: Spec, source: Rc<Source>) -> Result<Self> {
-        let Built { info, grid, layout } = build(&spec)?;
-        Ok(Array { url: base.clone(), base, query, info, grid, layout, source, spec })
+    /// The array `docs` describe, its keys under `base` (plus `query`), read through `source`.
+    pub fn new(base: String, query: String, docs: Documents, source: Rc<Source>) -> Result<Self> {
+        let Built { info, grid, layout } = build(&docs)?;
+        Ok(Array { url: base.clone(), base, query, info, grid, layout, source, docs })
     }
 
     /// Another scale of the same multi-scale volume (Neuroglancer precomputed), built from the
@@ -132,13 +132,13 @@ impl Array {
         if self.info.format != Format::Precomputed {
             return err(ErrorCode::InvalidSelection, format!("{}: only precomputed volumes have scales", self.url));
         }
-        let spec = Spec { scale: Some(scale), ..self.spec.clone() };
-        Ok(Array::new(self.base.clone(), self.query.clone(), spec, self.source.clone())?.at(self.url.clone()))
+        let docs = Documents { scale: Some(scale), ..self.docs.clone() };
+        Ok(Array::new(self.base.clone(), self.query.clone(), docs, self.source.clone())?.at(self.url.clone()))
     }
 
-    /// What the array was built from (see [`Spec`]).
-    pub fn spec(&self) -> &Spec {
-        &self.spec
+    /// What the array was built from (see [`Documents`]).
+    pub fn documents(&self) -> &Documents {
+        &self.docs
     }
 
     /// Report `url` as the array's URL (keys stay relative to the base).

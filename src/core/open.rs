@@ -7,7 +7,7 @@ use super::http::{ByteRange, HttpClient};
 use super::metadata::Node;
 use super::precomputed;
 use super::source::{Config, Source};
-use super::spec::Spec;
+use super::spec::Documents;
 use super::v2;
 use alloc::boxed::Box;
 use alloc::format;
@@ -150,8 +150,8 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
 }
 
 fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, source: Rc<Source>) -> Result<Opened> {
-    let spec = Spec { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
-    array(place, spec, source, &place.file("info"))
+    let docs = Documents { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
+    array(place, docs, source, &place.file("info"))
 }
 
 async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Location) -> Result<Option<Vec<u8>>> {
@@ -159,8 +159,8 @@ async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Location) 
 }
 
 fn open_v2_array(place: &Location, text: &[u8], attrs: Option<Vec<u8>>, source: Rc<Source>) -> Result<Opened> {
-    let spec = Spec { format: Format::Zarr2, path: place.path.clone(), doc: text.to_vec(), attrs, scale: None };
-    array(place, spec, source, &place.file(".zarray"))
+    let docs = Documents { format: Format::Zarr2, path: place.path.clone(), doc: text.to_vec(), attrs, scale: None };
+    array(place, docs, source, &place.file(".zarray"))
 }
 
 fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
@@ -193,9 +193,14 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], source: Rc
             attributes,
         })),
         Node::Array(_) => {
-            let spec =
-                Spec { format: Format::Zarr3, path: place.path.clone(), doc: text.to_vec(), attrs: None, scale: None };
-            array(place, spec, source, &meta_url)
+            let docs = Documents {
+                format: Format::Zarr3,
+                path: place.path.clone(),
+                doc: text.to_vec(),
+                attrs: None,
+                scale: None,
+            };
+            array(place, docs, source, &meta_url)
         }
     }
 }
@@ -206,8 +211,8 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, source: Rc<Source>) 
     let array_url = at(draft::meta_key(&place.path, "array"));
     if let Some(doc) = get(c, &source, &array_url).await? {
         let store = Location { root: place.root.clone(), path: String::new(), query: place.query.clone() };
-        let spec = Spec { format: Format::Zarr3Draft, path: place.path.clone(), doc, attrs: None, scale: None };
-        return match array(&store, spec, source, &array_url)? {
+        let docs = Documents { format: Format::Zarr3Draft, path: place.path.clone(), doc, attrs: None, scale: None };
+        return match array(&store, docs, source, &array_url)? {
             Opened::Array(a) => Ok(Opened::Array(Box::new(a.at(place.node())))),
             group => Ok(group),
         };
@@ -228,8 +233,8 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, source: Rc<Source>) 
     }))
 }
 
-/// The array `spec` describes, keyed under `place`; errors name `meta_url`.
-fn array(place: &Location, spec: Spec, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
-    let a = Array::new(place.node(), place.query.clone(), spec, source).map_err(|e| e.at(meta_url))?;
+/// The array `docs` describe, keyed under `place`; errors name `meta_url`.
+fn array(place: &Location, docs: Documents, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
+    let a = Array::new(place.node(), place.query.clone(), docs, source).map_err(|e| e.at(meta_url))?;
     Ok(Opened::Array(Box::new(a)))
 }

@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Spec {
+pub struct Documents {
     pub format: Format,
     /// The array's path inside its store (the draft layout keys chunks by it).
     pub path: String,
@@ -36,15 +36,15 @@ pub struct Built {
     pub layout: Box<dyn Layout>,
 }
 
-pub fn build(spec: &Spec) -> Result<Built> {
-    match spec.format {
-        Format::Zarr3 => match Node::parse(&spec.doc)? {
-            Node::Array(meta) => zarr(spec.format, *meta),
+pub fn build(docs: &Documents) -> Result<Built> {
+    match docs.format {
+        Format::Zarr3 => match Node::parse(&docs.doc)? {
+            Node::Array(meta) => zarr(docs.format, *meta),
             _ => err(ErrorCode::NotAnArray, "zarr.json describes a group, not an array"),
         },
-        Format::Zarr2 => zarr(spec.format, v2::parse_array(&spec.doc, v2::parse_attributes(spec.attrs.as_deref())?)?),
-        Format::Zarr3Draft => zarr(spec.format, draft::parse_array(&spec.doc, &spec.path)?),
-        Format::Precomputed => precomputed(spec),
+        Format::Zarr2 => zarr(docs.format, v2::parse_array(&docs.doc, v2::parse_attributes(docs.attrs.as_deref())?)?),
+        Format::Zarr3Draft => zarr(docs.format, draft::parse_array(&docs.doc, &docs.path)?),
+        Format::Precomputed => precomputed(docs),
     }
 }
 
@@ -63,15 +63,15 @@ impl Layout for Scale {
 }
 
 /// One scale of a Neuroglancer precomputed volume, as an array `[x, y, z, channel]`.
-fn precomputed(spec: &Spec) -> Result<Built> {
-    let which = match spec.scale.as_deref() {
+fn precomputed(docs: &Documents) -> Result<Built> {
+    let which = match docs.scale.as_deref() {
         None => ScaleRef::Index(0),
         Some(s) => match s.parse::<usize>() {
             Ok(i) => ScaleRef::Index(i),
             Err(_) => ScaleRef::Key(s),
         },
     };
-    let scale = Scale::from_info(&spec.doc, which)?;
+    let scale = Scale::from_info(&docs.doc, which)?;
     let (shape, chunk) = (scale.shape().to_vec(), scale.chunk_shape().to_vec());
     let mut extra = Map::new();
     let scales: Vec<Value> = scale
@@ -100,7 +100,7 @@ fn precomputed(spec: &Spec) -> Result<Built> {
         // Shards hold chunks chosen by hash, not a box of the volume: no shard shape.
         shard_shape: None,
         // The volume's own fields (type, data_type, num_channels, mesh, …); scales are in extra.
-        attributes: match serde_json::from_slice::<Value>(&spec.doc) {
+        attributes: match serde_json::from_slice::<Value>(&docs.doc) {
             Ok(Value::Object(mut o)) => {
                 o.remove("scales");
                 o
@@ -129,7 +129,7 @@ fn zarr(format: Format, meta: ArrayMetadata) -> Result<Built> {
     Ok(Built { info, grid: layout.read_grid().clone(), layout: Box::new(layout) })
 }
 
-impl Spec {
+impl Documents {
     /// As JSON text (the documents are JSON, hence UTF-8).
     pub fn to_json(&self) -> String {
         let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
@@ -143,11 +143,11 @@ impl Spec {
         .to_string()
     }
 
-    pub fn from_json(s: &str) -> Result<Spec> {
+    pub fn from_json(s: &str) -> Result<Documents> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array spec");
         let v: Value = serde_json::from_str(s).map_err(|_| bad())?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(|t| t.as_bytes().to_vec());
-        Ok(Spec {
+        Ok(Documents {
             format: v.get("format").and_then(Value::as_str).and_then(Format::parse).ok_or_else(bad)?,
             path: v.get("path").and_then(Value::as_str).unwrap_or("").into(),
             doc: text("doc").ok_or_else(bad)?,

@@ -9,7 +9,7 @@ use crate::core::limit::Limiter;
 use crate::core::open::{self, Group, OpenOptions, Opened};
 use crate::core::selection::Sel;
 use crate::core::source::Source;
-use crate::core::spec::Spec;
+use crate::core::spec::Documents;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -454,7 +454,7 @@ impl WasmArray {
 
     /// What the array was built from, for a decoding worker's `WasmDecoder`.
     pub fn spec(&self) -> String {
-        self.inner.spec().to_json()
+        self.inner.documents().to_json()
     }
 
     pub fn get(&self, selection: JsValue, signal: Option<AbortSignal>, priority: Option<f64>) -> Promise {
@@ -500,9 +500,9 @@ pub struct WasmDecoder {
 impl WasmDecoder {
     #[wasm_bindgen(constructor)]
     pub fn new(spec: &str) -> std::result::Result<WasmDecoder, JsValue> {
-        let spec = Spec::from_json(spec).map_err(to_js)?;
+        let docs = Documents::from_json(spec).map_err(to_js)?;
         let source = Rc::new(Source::new(Default::default()));
-        Ok(WasmDecoder { inner: CoreArray::new(String::new(), String::new(), spec, source).map_err(to_js)? })
+        Ok(WasmDecoder { inner: CoreArray::new(String::new(), String::new(), docs, source).map_err(to_js)? })
     }
 
     /// Decode the stored bytes of chunk `coords`: `{ bytes, shape, stride }`.
