@@ -725,7 +725,7 @@ export class ShardedArray {
     const w = options.workers;
     this.#workers = w === false ? 0 : w === undefined ? (workersAvailable() ? defaultWorkers() : 0) : Math.max(0, Math.floor(w));
     // Plain bytes (no compression) cost more to move to a worker and back than to arrange here.
-    if (!meta.heavyDecode) this.#workers = 0;
+    if (!meta.costlyDecode) this.#workers = 0;
     // So do small chunks by default: handing one over and back costs this thread ~30 µs, about
     // what decoding 8 KiB here costs (measured: 64² uint16 chunks read 1.1-1.5× faster inline,
     // without long tasks; at 128 KiB per chunk, workers and inline are even on 2 cores).

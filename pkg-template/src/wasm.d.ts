@@ -29,7 +29,7 @@ declare module "*/wasm/shardfetch.js" {
     shardShape: number[] | null;
     fillValue: number | bigint | boolean | [number, number] | Uint8Array;
     itemSize: number;
-    heavyDecode: boolean;
+    costlyDecode: boolean;
     attributes: Record<string, unknown>;
     extra: Record<string, unknown>;
     dimensionNames: (string | null)[] | null;

@@ -45,7 +45,7 @@ pub trait Layout {
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded>;
     /// Whether decoding is real work (decompression, checksums), worth a worker: moving
     /// plain bytes to a worker and back costs more than arranging them here.
-    fn heavy(&self) -> bool {
+    fn costly_decode(&self) -> bool {
         true
     }
 }
@@ -196,9 +196,9 @@ impl Array {
         .await
     }
 
-    /// Whether decoding a chunk is real work (see [`Layout::heavy`]).
-    pub fn heavy(&self) -> bool {
-        self.layout.heavy()
+    /// Whether decoding a chunk is real work (see [`Layout::costly_decode`]).
+    pub fn costly_decode(&self) -> bool {
+        self.layout.costly_decode()
     }
 
     /// Decode the stored bytes of read chunk `coords`.

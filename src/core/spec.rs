@@ -56,7 +56,7 @@ impl Layout for Scale {
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
         Scale::decode(self, coords, bytes)
     }
-    fn heavy(&self) -> bool {
+    fn costly_decode(&self) -> bool {
         let gzip = self.sharding().is_some_and(|s| s.data_encoding == crate::core::precomputed::DataEncoding::Gzip);
         gzip || !matches!(self.encoding(), crate::core::precomputed::Encoding::Raw)
     }

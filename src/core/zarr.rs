@@ -82,7 +82,7 @@ impl Layout for ZarrLayout {
         self.codecs.decode(bytes, &self.read.full(coords), self.dtype)
     }
 
-    fn heavy(&self) -> bool {
+    fn costly_decode(&self) -> bool {
         matches!(&self.codecs, CodecChain::Plain { bytes_codecs, .. } if !bytes_codecs.is_empty())
     }
 }

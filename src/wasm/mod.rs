@@ -326,7 +326,7 @@ impl WasmArray {
         set(&o, "shardShape", i.shard_shape.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
         set(&o, "fillValue", fill_to_js(a.dtype(), i.fill_value.value, &i.fill_value.bytes));
         set(&o, "itemSize", a.dtype().size() as f64);
-        set(&o, "heavyDecode", a.heavy());
+        set(&o, "costlyDecode", a.costly_decode());
         set(&o, "attributes", json_to_js(&i.attributes));
         set(&o, "extra", json_to_js(&i.extra));
         let names = i.dimension_names.as_ref().map_or(JsValue::NULL, |n| {
