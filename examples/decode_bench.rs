@@ -4,7 +4,7 @@
 //!     cargo run --release --example decode_bench [-- DIR...]    (default: bench/data/{u16_zstd,u16_gzip,u16_blosc_zstd,u16_blosc_lz4,u16_raw,u8_3d_zstd})
 //!
 //! Each DIR is a dataset written by bench/generate.py. Every inner chunk's stored bytes are
-//! fetched once through the public core API (`open`, `Array::fetch_chunks`, served from the
+//! fetched once through the public core API (`open`, `Array::read` undecoded, served from the
 //! files by an in-memory `HttpClient`), then decoded with `Array::decode` pass after pass until
 //! at least 300 MiB of output; the median pass is reported. Copies of the payloads are made
 //! before each pass, outside the timing. The output is checked against the generator's checksum.
@@ -14,9 +14,10 @@ use std::time::Instant;
 
 use futures_executor::block_on;
 use serde_json::Value;
-use shardfetch::core::array::Stored;
-use shardfetch::core::http::{HttpClient, Method, Request, Response};
 use shardfetch::core::open::{open, OpenOptions, Opened};
+use shardfetch::core::read::plan::Want;
+use shardfetch::core::read::Got;
+use shardfetch::core::storage::{HttpClient, Method, Request, Response};
 use shardfetch::core::{Error, ErrorCode, Result};
 
 /// Serves `file://`-less URLs `mem:/<path>` from a directory, with single byte ranges.
@@ -103,11 +104,16 @@ fn run(dir: &Path) -> std::result::Result<(), String> {
     let coords = grid(&shape, &chunk);
     let mut payloads: Vec<Vec<u8>> = vec![Vec::new(); coords.len()];
     let mut failed = None;
-    block_on(arr.fetch_chunks(&client, &coords, |i, got| match got {
-        Ok(Stored::Encoded(b)) => payloads[i] = b,
-        Ok(Stored::Fill(_)) => failed = Some(format!("chunk {i} absent")),
-        Err(e) => failed = Some(e.message),
-    }));
+    let plan = arr.plan(Want::Chunks(&coords)).map_err(|e| e.message)?;
+    block_on(arr.read(&client, &plan, false, |i, got| {
+        match got {
+            Ok(Got::Encoded(b)) => payloads[i] = b,
+            Ok(_) => failed = Some(format!("chunk {i} absent")),
+            Err(e) => failed = Some(e.message),
+        }
+        Ok(())
+    }))
+    .map_err(|e| e.message)?;
     if let Some(f) = failed {
         return Err(f);
     }

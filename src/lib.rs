@@ -9,6 +9,7 @@ extern crate alloc;
 #[cfg(any(test, target_arch = "wasm32"))]
 extern crate std;
 
+pub mod contract;
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]

@@ -5,7 +5,7 @@
 
 use cap::Cap;
 use serde_json::Value;
-use shardfetch::core::codec::{blosc, compress};
+use shardfetch::core::codec::{blosc, gzip, lz4, zlib, zstd};
 use shardfetch::core::{ErrorCode, Result};
 use std::alloc::System;
 use std::path::PathBuf;
@@ -41,10 +41,10 @@ fn s<'a>(v: &'a Value, key: &str) -> &'a str {
 /// The decoder numcodecs' `compressor` id maps to.
 fn standalone(codec: &str) -> fn(&[u8], usize) -> Result<Vec<u8>> {
     match codec {
-        "lz4" => compress::numcodecs_lz4,
-        "zlib" => compress::unzlib,
-        "gzip" => compress::gunzip,
-        "zstd" => compress::unzstd,
+        "lz4" => lz4::numcodecs_lz4,
+        "zlib" => zlib::unzlib,
+        "gzip" => gzip::gunzip,
+        "zstd" => zstd::unzstd,
         other => panic!("no decoder for {other}"),
     }
 }
@@ -151,7 +151,7 @@ fn lying_sizes_are_refused_before_allocating() {
     // numcodecs' LZ4 size prefix.
     let mut lz = read("nc_lz4_acc1.lz4");
     lz[..4].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
-    assert_eq!(compress::numcodecs_lz4(&lz, 6000).unwrap_err().code, ErrorCode::CorruptChunk);
+    assert_eq!(lz4::numcodecs_lz4(&lz, 6000).unwrap_err().code, ErrorCode::CorruptChunk);
 }
 
 /// xorshift64*: a fixed, portable pseudo-random sequence.

@@ -4,11 +4,10 @@ mod common;
 
 use common::{all_cases, check_case, check_group, Case};
 use futures_executor::block_on;
-use shardfetch::core::array::Array;
-use shardfetch::core::http::{HttpClient, Method, Request, Response};
 use shardfetch::core::open::{open, OpenOptions, Opened};
-use shardfetch::core::selection::Sel;
-use shardfetch::core::source::Config;
+use shardfetch::core::read::plan::{Sel, Want};
+use shardfetch::core::read::{Array, Chunk, Got};
+use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -186,7 +185,7 @@ fn cold_chunk_is_two_requests_warm_is_one() {
     c.reset();
     block_on(a.chunk(&c, &[0, 1])).unwrap();
     assert_eq!(c.requests(), 0, "an empty inner chunk needs no request once the index is known");
-    assert_eq!(a.source().stats().index_fetches, 1);
+    assert_eq!(a.stats().store.memo_fills, 1);
 }
 
 #[test]
@@ -212,7 +211,7 @@ fn nested_shard_reads_only_the_innermost_chunk() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, &k.path, Config::default()).unwrap();
     // Find a present innermost chunk, then read a cold one: outer index, sub-shard index, chunk.
-    let grid = a.grid.count();
+    let grid = a.grid().count();
     let mut done = false;
     for y in 0..grid[0] {
         for x in 0..grid[1] {
@@ -276,8 +275,8 @@ fn missing_shard_is_fill_and_asked_once() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     // Shard c/0/1 is absent (generator checks it); its first inner chunk column is 64/16 = 4.
-    let inner = a.grid.chunk_shape().unwrap()[1];
-    let shard = a.info.shard_shape.clone().unwrap()[1];
+    let inner = a.grid().chunk_shape().unwrap()[1];
+    let shard = a.shard_shape().unwrap()[1];
     let col = shard / inner;
     c.reset();
     let ch = block_on(a.chunk(&c, &[0, col])).unwrap();
@@ -463,7 +462,7 @@ fn random_corruption_never_panics() {
         let c = FileClient { patch: Some(patch), ..Default::default() };
         match block_on(open(&c, &format!("{BASE}/data/{}", k.path), k.options())) {
             Ok(Opened::Array(a)) => {
-                let all = vec![Sel::All; a.info.shape.len()];
+                let all = vec![Sel::All; a.metadata().shape.len()];
                 if block_on(a.region(&c, &all)).is_err() {
                     errors += 1;
                 }
@@ -511,9 +510,9 @@ fn a_region_of_one_shard_is_index_plus_one_request() {
         let log = c.log.borrow().clone();
         assert_eq!(log.len(), 2, "{path}: {log:?}");
         assert!(log.iter().all(|r| r.1.ends_with("/c/0/0")), "{path}: {log:?}");
-        let st = a.source().stats();
+        let st = a.stats().store;
         assert_eq!(st.merged_requests, 1, "{path}: {st:?}");
-        assert!(st.chunks > 1, "{path}: {st:?}");
+        assert!(st.spans > 1, "{path}: {st:?}");
         // Warm: the index is cached, the data is one request again.
         c.reset();
         block_on(a.region(&c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
@@ -531,7 +530,7 @@ fn chunks_asked_together_share_requests() {
     let list: Vec<Vec<u64>> = (0..4).flat_map(|y| (0..4).map(move |x| vec![y, x])).chain([vec![99, 0]]).collect();
     c.reset();
     let mut got: Vec<Option<Result<_>>> = list.iter().map(|_| None).collect();
-    block_on(a.chunks(&c, &list, |i, r| got[i] = Some(r)));
+    block_on(chunks(&a, &c, &list, |i, r| got[i] = Some(r)));
     let got: Vec<Result<_>> = got.into_iter().map(Option::unwrap).collect();
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
     assert_eq!(got.last().unwrap().as_ref().unwrap_err().code, ErrorCode::InvalidSelection);
@@ -542,7 +541,7 @@ fn chunks_asked_together_share_requests() {
     let split = Config { merge_gap: 0, merge_max: 1, ..Config::default() };
     let a = open_array(&c, &k.path, split).unwrap();
     c.reset();
-    block_on(a.chunks(&c, &list, |_, _| {}));
+    block_on(chunks(&a, &c, &list, |_, _| {}));
     let present = got.iter().take(16).count();
     assert!(c.requests() > 2 && c.requests() <= present + 1, "{}", c.requests());
 }
@@ -566,7 +565,7 @@ fn a_chunk_inside_a_merged_gap_needs_no_request() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
-    block_on(a.chunks(&c, &[coords(first), coords(last)], |_, r| assert!(r.is_ok())));
+    block_on(chunks(&a, &c, &[coords(first), coords(last)], |_, r| assert!(r.is_ok())));
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
     c.reset();
     let alone = block_on(a.chunk(&c, &coords(middle))).unwrap();
@@ -603,9 +602,9 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
     let mut second = [None, None];
     block_on(futures_util::future::join(
         // Chunks 0 and 2: one read, chunk 1 in its gap.
-        a.chunks(&c, &[coords(0), coords(2)], |i, r| first[i] = Some(r.unwrap())),
+        chunks(&a, &c, &[coords(0), coords(2)], |i, r| first[i] = Some(r.unwrap())),
         // Meanwhile chunks 1 and 3: 1 is inside that read, 3 is not.
-        a.chunks(&c, &[coords(1), coords(3)], |i, r| second[i] = Some(r.unwrap())),
+        chunks(&a, &c, &[coords(1), coords(3)], |i, r| second[i] = Some(r.unwrap())),
     ));
     assert_eq!(
         [&first[0], &second[0], &first[1], &second[1]],
@@ -624,14 +623,31 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
     let mut got = [None, None, None];
     let (one, two) = got.split_at_mut(1);
     block_on(futures_util::future::join(
-        a.chunks(&c, &[coords(1)], |_, r| one[0] = Some(r.unwrap())),
-        a.chunks(&c, &[coords(0), coords(2)], |i, r| two[i] = Some(r.unwrap())),
+        chunks(&a, &c, &[coords(1)], |_, r| one[0] = Some(r.unwrap())),
+        chunks(&a, &c, &[coords(0), coords(2)], |i, r| two[i] = Some(r.unwrap())),
     ));
     let got: Vec<_> = [1, 0, 2].iter().map(|&k| got[k].clone().unwrap()).collect();
     assert_eq!(got, [want[0].clone(), want[1].clone(), want[2].clone()]);
     let ranges = sent_ranges(&c);
     let sent: u64 = ranges.iter().map(|(a, b)| b - a + 1).sum();
     assert_eq!(sent, present[2].0 + present[2].1 - present[0].0, "bytes sent twice: {ranges:?}");
+}
+
+/// Chunks read together, each handed to `each` decoded (its fill when absent).
+async fn chunks<C: HttpClient>(a: &Array, c: &C, list: &[Vec<u64>], mut each: impl FnMut(usize, Result<Chunk>)) {
+    let plan = a.plan(Want::Chunks(list)).unwrap();
+    a.read(c, &plan, true, |i, got| {
+        each(
+            i,
+            got.and_then(|g| match g {
+                Got::Decoded(d) => Ok(a.chunk_of(&list[i], d)),
+                _ => a.fill_chunk(&list[i]),
+            }),
+        );
+        Ok(())
+    })
+    .await
+    .unwrap();
 }
 
 /// The `bytes=a-b` ranges a client was asked for.

@@ -1,13 +1,14 @@
 //! Neuroglancer precomputed volumes written by tensorstore (`tests/fixtures/generate_precomputed.py`),
-//! read chunk by chunk through `Scale::locate` + `Source::{locate, read}` + `Scale::decode` over an
+//! read chunk by chunk through `Layout::locate` + `shard::locate` + `Store::read` + `Layout::decode` over an
 //! in-memory HTTP client, and compared with what tensorstore read back.
 use futures_executor::block_on;
 use serde_json::Value;
-use shardfetch::core::codec::Decoded;
-use shardfetch::core::http::{HttpClient, Method, Request, Response};
-use shardfetch::core::locate::IndexFormat;
-use shardfetch::core::precomputed::{image, Encoding, Scale, ScaleRef, VolumeInfo};
-use shardfetch::core::source::{Config, Source};
+use shardfetch::core::codec::{jpeg, png, Decoded};
+use shardfetch::core::layout::precomputed::ScaleLayout as Scale;
+use shardfetch::core::layout::{Layout, Located};
+use shardfetch::core::metadata::precomputed::{Encoding, ScaleRef, VolumeInfo};
+use shardfetch::core::shard::{locate, IndexFormat};
+use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response, Store as Source};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -20,8 +21,13 @@ async fn read_chunk<C: HttpClient>(
     url: &str,
     levels: &[(&dyn IndexFormat, u64)],
 ) -> shardfetch::core::Result<Option<Vec<u8>>> {
-    let Some(region) = src.locate(c, url, levels).await? else { return Ok(None) };
+    let Some(region) = locate(src, c, url, levels).await? else { return Ok(None) };
     Ok(src.read(c, url, region.range()).await?.map(|f| f.bytes))
+}
+
+/// Whether this build decodes the image encoding (cargo features).
+fn supported(encoding: &str) -> bool {
+    (encoding == "jpeg" && jpeg::SUPPORTED) || (encoding == "png" && png::SUPPORTED)
 }
 
 const BASE: &str = "mem://fixtures";
@@ -101,9 +107,9 @@ fn manifest() -> Vec<Case> {
     let kept: Vec<Case> = all
         .into_iter()
         .filter(|c| {
-            !c.features.iter().any(|f| {
-                f.strip_prefix("encoding_").is_some_and(|e| (e == "jpeg" || e == "png") && !image::supported(e))
-            })
+            !c.features
+                .iter()
+                .any(|f| f.strip_prefix("encoding_").is_some_and(|e| (e == "jpeg" || e == "png") && !supported(e)))
         })
         .collect();
     if kept.len() < n {
@@ -147,7 +153,7 @@ fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
 
 /// One chunk through the read path the array layer will use; `None` when absent.
 fn read(src: &Source, c: &Files, path: &str, s: &Scale, coords: &[u64]) -> Result<Option<Decoded>> {
-    let (key, levels) = s.locate(coords)?;
+    let Located { key, levels } = s.locate(coords)?;
     let url = format!("{BASE}/data/{path}/{key}");
     let levels: Vec<(&dyn IndexFormat, u64)> = levels.iter().map(|(f, k)| (f.as_ref(), *k)).collect();
     match block_on(read_chunk(src, c, &url, &levels))? {
@@ -157,7 +163,7 @@ fn read(src: &Source, c: &Files, path: &str, s: &Scale, coords: &[u64]) -> Resul
 }
 
 fn chunks(s: &Scale) -> Vec<[u64; 4]> {
-    let g = s.grid();
+    let g = s.grid().count();
     let mut out = Vec::new();
     for z in 0..g[2] {
         for y in 0..g[1] {
@@ -178,8 +184,8 @@ fn compare(
     got: Option<&Decoded>,
     tolerance: u8,
 ) -> std::result::Result<u64, String> {
-    let elem = s.dtype().size();
-    let clip = s.clipped(coords).unwrap();
+    let elem = s.volume().data_type.size();
+    let clip = s.grid().clipped(coords);
     let origin: Vec<u64> = (0..3).map(|i| coords[i] * k.chunk_shape[i]).collect();
     let nc = k.shape[3];
     let mut worst = 0u64;
@@ -228,16 +234,16 @@ fn every_chunk_reads_like_tensorstore_wrote_it() {
     let mut failures = Vec::new();
     for k in &cases {
         let s = open(&c, &k.path, ScaleRef::Index(k.scale)).unwrap();
-        assert_eq!(s.shape().to_vec(), k.shape, "{}", k.name);
-        assert_eq!(s.chunk_shape().to_vec(), k.chunk_shape, "{}", k.name);
-        assert_eq!(s.dtype().name(), k.dtype, "{}", k.name);
-        assert_eq!(k.expected.len() as u64, k.shape.iter().product::<u64>() * s.dtype().size() as u64);
+        assert_eq!(s.grid().shape(), k.shape, "{}", k.name);
+        assert_eq!(s.grid().chunk_shape().unwrap(), k.chunk_shape, "{}", k.name);
+        assert_eq!(s.volume().data_type.name(), k.dtype, "{}", k.name);
+        assert_eq!(k.expected.len() as u64, k.shape.iter().product::<u64>() * s.volume().data_type.size() as u64);
         // JPEG leaves upsampling and rounding to the decoder: zune-jpeg and tensorstore's
         // libjpeg-turbo differ by 1 in gray samples, and in subsampled colour images by up to
         // a few levels, most at the right edge of images whose width is not a multiple of 16
         // (libjpeg-turbo replicates the last real chroma sample, zune-jpeg interpolates into
         // the MCU padding).
-        let tolerance = match (s.encoding(), k.shape[3]) {
+        let tolerance = match (&s.scale().encoding, k.shape[3]) {
             (Encoding::Jpeg, 1) => 1,
             (Encoding::Jpeg, _) => 8,
             _ => 0,
@@ -285,7 +291,7 @@ fn chunk_ids_match_what_tensorstore_wrote() {
     for (name, t) in ids.as_object().unwrap() {
         let s = open(&c, &format!("precomputed/{name}"), ScaleRef::Index(0)).unwrap();
         let grid: Vec<u64> = t["grid"].as_array().unwrap().iter().map(|g| g.as_u64().unwrap()).collect();
-        assert_eq!(&s.grid()[..3], grid.as_slice());
+        assert_eq!(&s.grid().count()[..3], grid.as_slice());
         for row in t["ids"].as_array().unwrap() {
             let r: Vec<u64> = row.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
             assert_eq!(s.chunk_id(&[r[0], r[1], r[2], 0]).unwrap(), Some(r[3]), "{name} {r:?}");
@@ -300,7 +306,7 @@ fn cold_chunk_is_three_requests_warm_is_one() {
     let c = Files::default();
     let path = "precomputed/ident_u16";
     let s = open(&c, path, ScaleRef::Index(0)).unwrap();
-    let spec = *s.sharding().unwrap();
+    let spec = s.scale().sharding.unwrap();
     // Two present chunks in the same minishard of the same shard.
     let all = chunks(&s);
     let place = |k: &[u64; 4]| spec.place(s.chunk_id(k).unwrap().unwrap());
@@ -328,7 +334,7 @@ fn cold_chunk_is_three_requests_warm_is_one() {
         assert!(read(&src, &c, path, &s, k).unwrap().is_none());
         assert_eq!(c.requests().len(), 0);
     }
-    assert_eq!(src.stats().index_fetches, 2);
+    assert_eq!(src.stats().memo_fills, 2);
 }
 
 #[test]
@@ -339,7 +345,7 @@ fn missing_shard_and_empty_minishard_cost_one_request() {
     let (mut missing_shard, mut empty_minishard) = (0, 0);
     for k in chunks(&s) {
         let src = Source::new(Config::default());
-        let (key, _) = s.locate(&k).unwrap();
+        let key = s.locate(&k).unwrap().key;
         let exists = root().join("data").join(path).join(&key).exists();
         c.reset();
         if read(&src, &c, path, &s, &k).unwrap().is_none() && c.requests().len() == 1 {
@@ -357,15 +363,15 @@ fn missing_shard_and_empty_minishard_cost_one_request() {
 fn scales_by_key_and_listing() {
     let c = Files::default();
     let s = open(&c, "precomputed/multiscale_u64", ScaleRef::Key("8_8_80")).unwrap();
-    assert_eq!((s.index(), s.scales().len(), s.key()), (1, 2, "8_8_80"));
-    assert_eq!(s.resolution(), [8.0, 8.0, 80.0]);
-    assert!(s.sharding().is_none() && s.scales()[0].sharding.is_some());
+    assert_eq!((s.index(), s.volume().scales.len(), s.scale().key.as_str()), (1, 2, "8_8_80"));
+    assert_eq!(s.scale().resolution, [8.0, 8.0, 80.0]);
+    assert!(s.scale().sharding.is_none() && s.volume().scales[0].sharding.is_some());
     let e = open(&c, "precomputed/multiscale_u64", ScaleRef::Key("nope")).err().unwrap();
     assert_eq!(e.code, ErrorCode::InvalidSelection);
     assert!(e.message.contains("4_4_40"), "{e}");
     let s = open(&c, "precomputed/cseg_u32", ScaleRef::Index(0)).unwrap();
-    assert_eq!(s.voxel_offset(), [10, 20, 30]);
-    assert_eq!(s.locate(&[2, 1, 1, 0]).unwrap().0, "1_1_1/42-50_36-41_38-40");
+    assert_eq!(s.scale().voxel_offset, [10, 20, 30]);
+    assert_eq!(s.locate(&[2, 1, 1, 0]).unwrap().key, "1_1_1/42-50_36-41_38-40");
 }
 
 fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
@@ -396,7 +402,7 @@ fn corruption_is_a_typed_error_never_a_panic() {
         let k = &cases[round % cases.len()];
         let clean = Files::default();
         let s = open(&clean, &k.path, ScaleRef::Index(k.scale)).unwrap();
-        let mb = s.sharding().map(|sh| sh.minishard_bits);
+        let mb = s.scale().sharding.map(|sh| sh.minishard_bits);
         let (r1, r2, r3) = (next(), next(), next());
         let patch: Patch = Box::new(move |p, mut b| {
             if p.ends_with("/info") || b.is_empty() {
@@ -493,7 +499,7 @@ fn garbage_info_files_are_typed_errors() {
         }
         if let Ok(info) = VolumeInfo::parse(&b) {
             for i in 0..info.scales.len() {
-                let _ = Scale::open(Rc::new(info.clone()), ScaleRef::Index(i));
+                let _ = Scale::new(Rc::new(info.clone()), i);
             }
         }
     }
@@ -510,7 +516,7 @@ fn chunk_decoders_survive_mutations() {
         let s = open(&c, &k.path, ScaleRef::Index(k.scale)).unwrap();
         let src = Source::new(Config::default());
         for coords in chunks(&s) {
-            let (key, levels) = s.locate(&coords).unwrap();
+            let Located { key, levels } = s.locate(&coords).unwrap();
             let url = format!("{BASE}/data/{}/{key}", k.path);
             let levels: Vec<(&dyn IndexFormat, u64)> = levels.iter().map(|(f, k)| (f.as_ref(), *k)).collect();
             let Some(stored) = block_on(read_chunk(&src, &c, &url, &levels)).unwrap() else { continue };
@@ -553,9 +559,9 @@ fn image_encodings_follow_the_build_features() {
         }
         seen += 1;
         match open(&c, &k.path, ScaleRef::Index(k.scale)) {
-            Ok(_) => assert!(image::supported(&enc), "{}", k.name),
+            Ok(_) => assert!(supported(&enc), "{}", k.name),
             Err(e) => {
-                assert!(!image::supported(&enc), "{}: {e}", k.name);
+                assert!(!supported(&enc), "{}: {e}", k.name);
                 assert_eq!(e.code, ErrorCode::UnsupportedCodec);
                 assert!(e.message.contains(&enc), "{e}");
             }

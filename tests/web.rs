@@ -7,6 +7,7 @@ mod common;
 use common::{all_cases, check_case, check_group, fetch_all};
 use js_sys::{Function, Object, Promise, Reflect};
 use shardfetch::FetchClient;
+use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -40,8 +41,33 @@ async fn every_fixture_over_http() {
 
 async fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
     let f: Function = Reflect::get(obj, &method.into()).unwrap().dyn_into().unwrap();
-    let p = f.apply(obj, &args.iter().collect()).unwrap();
+    let p = f.apply(obj, &args.iter().collect())?;
     JsFuture::from(Promise::from(p)).await
+}
+
+/// `readChunks` of one chunk, decoded here: the chunk, or its error.
+async fn get_chunk(arr: &JsValue, coords: JsValue) -> Result<JsValue, JsValue> {
+    let got = std::rc::Rc::new(std::cell::RefCell::new(JsValue::UNDEFINED));
+    let keep = got.clone();
+    let on = Closure::<dyn FnMut(JsValue, JsValue)>::new(move |_: JsValue, item: JsValue| *keep.borrow_mut() = item);
+    let list = js_sys::Array::of1(&coords);
+    let args = [list.into(), true.into(), JsValue::UNDEFINED, JsValue::UNDEFINED, on.as_ref().clone()];
+    call(arr, "readChunks", &args).await?;
+    let item = got.borrow().clone();
+    match Reflect::get(&item, &"error".into()) {
+        Ok(e) if !e.is_undefined() => Err(e),
+        _ => Ok(item),
+    }
+}
+
+/// A region read decoded here: `region(sel)`, `read`, `finish`.
+async fn get(arr: &JsValue, sel: JsValue, signal: JsValue) -> Result<JsValue, JsValue> {
+    let region: Function = Reflect::get(arr, &"region".into()).unwrap().dyn_into().unwrap();
+    let r = region.call1(arr, &sel)?;
+    let noop = Function::new_no_args("");
+    call(&r, "read", &[true.into(), signal, JsValue::UNDEFINED, noop.into()]).await?;
+    let finish: Function = Reflect::get(&r, &"finish".into()).unwrap().dyn_into().unwrap();
+    finish.call0(&r)
 }
 
 /// The exported JS-facing functions: a chunk, a region, and typed errors after which the
@@ -53,8 +79,7 @@ async fn exported_api_and_errors() {
     let meta = Reflect::get(&arr, &"meta".into()).unwrap().dyn_into::<Function>().unwrap().call0(&arr).unwrap();
     assert_eq!(Reflect::get(&meta, &"dtype".into()).unwrap().as_string().unwrap(), "uint16");
 
-    let chunk =
-        call(&arr, "getChunk", &[js_sys::Array::of2(&0.into(), &0.into()).into(), JsValue::UNDEFINED]).await.unwrap();
+    let chunk = get_chunk(&arr, js_sys::Array::of2(&0.into(), &0.into()).into()).await.unwrap();
     let bytes: js_sys::Uint8Array = Reflect::get(&chunk, &"bytes".into()).unwrap().dyn_into().unwrap();
     assert_eq!(bytes.length(), 16 * 16 * 2);
 
@@ -66,22 +91,20 @@ async fn exported_api_and_errors() {
         let msg = Reflect::get(&e, &"message".into()).unwrap().as_string().unwrap();
         assert!(msg.contains(path), "{msg}");
     }
-    let bad = call(&arr, "getChunk", &[js_sys::Array::of2(&99.into(), &0.into()).into(), JsValue::UNDEFINED])
-        .await
-        .unwrap_err();
+    let bad = get_chunk(&arr, js_sys::Array::of2(&99.into(), &0.into()).into()).await.unwrap_err();
     assert_eq!(Reflect::get(&bad, &"code".into()).unwrap().as_string().unwrap(), "InvalidSelection");
-    let bad = call(&arr, "getChunk", &[JsValue::from(1.5), JsValue::UNDEFINED]).await.unwrap_err();
+    let bad = get_chunk(&arr, JsValue::from(1.5)).await.unwrap_err();
     assert_eq!(Reflect::get(&bad, &"code".into()).unwrap().as_string().unwrap(), "InvalidSelection");
 
     // An aborted signal rejects with Aborted.
     let ctl = web_sys::AbortController::new().unwrap();
     ctl.abort();
     let sel = js_sys::Array::of2(&JsValue::NULL, &JsValue::NULL);
-    let e = call(&arr, "get", &[sel.clone().into(), ctl.signal().into()]).await.unwrap_err();
+    let e = get(&arr, sel.clone().into(), ctl.signal().into()).await.unwrap_err();
     assert_eq!(Reflect::get(&e, &"code".into()).unwrap().as_string().unwrap(), "Aborted");
 
     // Still alive after all of that.
-    let region = call(&arr, "get", &[sel.into(), JsValue::UNDEFINED]).await.unwrap();
+    let region = get(&arr, sel.into(), JsValue::UNDEFINED).await.unwrap();
     let bytes: js_sys::Uint8Array = Reflect::get(&region, &"bytes".into()).unwrap().dyn_into().unwrap();
     assert_eq!(bytes.length(), 100 * 120 * 2);
 }

@@ -31,7 +31,7 @@ interface Slot {
   ready: boolean;
   /** Items sent and not answered. */
   jobs: Set<number>;
-  /** Arrays whose spec this worker has. */
+  /** Arrays whose documents this worker has. */
   known: Set<number>;
 }
 
@@ -64,7 +64,7 @@ export class Pool {
   readonly #waiting = new Map<number, Waiting>();
   readonly #module: WebAssembly.Module;
   /** Items handed over in this task, by array. */
-  #queued = new Map<number, { spec: string; items: Item[] }>();
+  #queued = new Map<number, { documents: string; items: Item[] }>();
   #next = 1;
   /** Set when a worker failed: arrays then decode on their own thread. */
   broken = false;
@@ -99,15 +99,15 @@ export class Pool {
     }
   }
 
-  /** Decode chunk `coords` of array `key` (whose spec is `spec`); `[lo, hi)` cuts a box. */
-  run(key: number, spec: string, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
+  /** Decode chunk `coords` of array `key` (built from `documents`); `[lo, hi)` cuts a box. */
+  run(key: number, documents: string, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
     const id = this.#next++;
     const item: Item = { id, coords, bytes, lo, hi };
     return new Promise<Decoded>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       if (this.#queued.size === 0) queueMicrotask(() => this.#send());
       let q = this.#queued.get(key);
-      if (!q) this.#queued.set(key, (q = { spec, items: [] }));
+      if (!q) this.#queued.set(key, (q = { documents, items: [] }));
       q.items.push(item);
     });
   }
@@ -129,7 +129,7 @@ export class Pool {
     const queued = this.#queued;
     this.#queued = new Map();
     const ready = this.#slots.filter((s) => s.ready);
-    for (const [key, { spec, items }] of queued) {
+    for (const [key, { documents, items }] of queued) {
       // Spread over the workers, in groups of at most GROUP chunks.
       const groups = Math.max(Math.min(ready.length, items.length), Math.ceil(items.length / GROUP));
       const size = Math.ceil(items.length / groups);
@@ -139,7 +139,7 @@ export class Pool {
         for (const it of group) slot.jobs.add(it.id);
         const message: Record<string, unknown> = { key, items: group };
         if (!slot.known.has(key)) {
-          message.spec = spec;
+          message.documents = documents;
           slot.known.add(key);
         }
         slot.worker.postMessage(message, group.map((it) => it.bytes.buffer));

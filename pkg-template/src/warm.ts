@@ -89,27 +89,42 @@ async function warmStore(s: WarmStore, errors: string[]): Promise<number> {
     // The page's getChunk (batched), get, and the decoding workers' path: fetch, decode, cut.
     let chunk: WasmChunk | undefined;
     // Callbacks never throw: an exception must not unwind through the module's frames.
-    await node.getChunks([s.chunk], new AbortController().signal, (_, r) => {
+    await node.readChunks([s.chunk], true, new AbortController().signal, 0, (_, r) => {
       if ("error" in r) errors.push(`${s.name} getChunk: ${describe(r.error)}`);
-      else chunk = r;
-    }, 0);
+      else if (!("encoded" in r)) chunk = r;
+    });
     if (chunk) check("getChunk", sum(s.dtype, chunk.bytes, chunk.shape, chunk.stride), s.chunkSum, chunk.shape);
-    const region = await node.get(s.region, null, 0);
-    check("get", sum(s.dtype, region.bytes, region.shape, region.stride), s.regionSum, region.shape);
-    node.plan(s.region);
-    const decoder = new WasmDecoder(node.spec());
+    const inline = node.region(s.region);
+    try {
+      await inline.read(true, null, 0, () => undefined);
+      const region = inline.finish();
+      check("get", sum(s.dtype, region.bytes, region.shape, region.stride), s.regionSum, region.shape);
+    } finally {
+      inline.free();
+    }
+    const decoder = new WasmDecoder(node.documents());
     try {
       let encoded: Uint8Array | undefined;
-      await node.fetchChunks([s.chunk], null, (_, r) => {
-        if ("error" in r) errors.push(`${s.name} fetchChunks: ${describe(r.error)}`);
+      await node.readChunks([s.chunk], false, null, 0, (_, r) => {
+        if ("error" in r) errors.push(`${s.name} readChunks: ${describe(r.error)}`);
         else if ("encoded" in r) encoded = r.encoded; // else decoded already (no compression)
-      }, 0);
+      });
       if (encoded) {
         const d = decoder.decode(s.chunk, encoded);
         check("decode", sum(s.dtype, d.bytes, d.shape, d.stride), s.chunkSum, d.shape);
         const box = decoder.cut(s.chunk, encoded, s.cut[0], s.cut[1]);
         const boxShape = s.cut[1].map((h, k) => h - s.cut[0][k]!);
         check("cut", sum(s.dtype, box, boxShape), s.cutSum, boxShape);
+        // The workers' region path: the box pasted into a region read undecoded.
+        const region = node.region(s.region);
+        try {
+          await region.read(false, null, 0, (i, item) => {
+            if (!("error" in item)) region.paste(i, decoder.cut(item.coords, item.encoded, item.lo, item.hi));
+          });
+          region.finish();
+        } finally {
+          region.free();
+        }
       }
     } finally {
       decoder.free();

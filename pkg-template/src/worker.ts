@@ -1,9 +1,9 @@
 /**
- * A decoding worker: its own instance of the wasm module, decoders rebuilt from array specs
+ * A decoding worker: its own instance of the wasm module, decoders rebuilt from the documents of each array
  * (no network), buffers transferred both ways.
  *
  * Messages in: `{ module }` once (the compiled WebAssembly.Module; answered `{ ready }`), then
- * groups `{ key, spec?, items: [{ id, coords, bytes, lo?, hi? }] }` (`spec` the first time this
+ * groups `{ key, documents?, items: [{ id, coords, bytes, lo?, hi? }] }` (`documents` the first time this
  * worker sees array `key`), or `{ forget: key }`. Out, one message per group:
  * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }] }` (`ms`: decoding time).
  * @internal
@@ -13,7 +13,7 @@ import init, { WasmDecoder } from "./wasm/shardfetch.js";
 
 interface Group {
   key: number;
-  spec?: string;
+  documents?: string;
   items: Item[];
 }
 
@@ -27,14 +27,14 @@ interface Scope {
 const scope = self as unknown as Scope;
 let ready: Promise<unknown> | undefined;
 const decoders = new Map<number, WasmDecoder>();
-const specs = new Map<number, string>();
+const documentsByKey = new Map<number, string>();
 
 function decoder(key: number): WasmDecoder {
   let d = decoders.get(key);
   if (!d) {
-    const spec = specs.get(key);
-    if (spec === undefined) throw { code: "Internal", message: `decoding worker: no spec for array ${key}` };
-    d = new WasmDecoder(spec);
+    const documents = documentsByKey.get(key);
+    if (documents === undefined) throw { code: "Internal", message: `decoding worker: no documents for array ${key}` };
+    d = new WasmDecoder(documents);
     decoders.set(key, d);
   }
   return d;
@@ -60,11 +60,11 @@ scope.onmessage = async (ev) => {
   if ("forget" in m) {
     decoders.get(m.forget)?.free();
     decoders.delete(m.forget);
-    specs.delete(m.forget);
+    documentsByKey.delete(m.forget);
     return;
   }
   await ready;
-  if (m.spec !== undefined) specs.set(m.key, m.spec);
+  if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
   const results: unknown[] = [];
   const transfer: Transferable[] = [];
   for (const it of m.items) {

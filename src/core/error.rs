@@ -1,44 +1,56 @@
+//! Errors and allocation limits: the foundation every layer uses. Imports nothing of the core.
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 use core::fmt;
 
-/// Stable error codes, surfaced to JS as `ShardfetchError.code`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorCode {
+/// Declares [`ErrorCode`] once: the enum, its names, and the TypeScript union the binding
+/// publishes (so the JS side cannot drift from this list).
+macro_rules! error_codes {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {
+        /// Stable error codes, surfaced to JS as `ShardfetchError.code`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ErrorCode {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$name),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$name => stringify!($name),)*
+                }
+            }
+        }
+
+        /// `export type CoreErrorCode = "NotFound" | …;`: every code, as TypeScript.
+        pub const ERROR_CODES_TS: &str =
+            concat!("export type CoreErrorCode =", $(" | \"", stringify!($name), "\"",)* ";\n");
+    };
+}
+
+error_codes! {
+    /// No array or group at the URL.
     NotFound,
+    /// A group where an array was asked for.
     NotAnArray,
+    /// An HTTP answer that is neither data nor "missing" (with `status`).
     HttpError,
+    /// The request did not get an answer (unreachable host, CORS refusal, reset).
     Network,
     InvalidMetadata,
     UnsupportedCodec,
     UnsupportedDataType,
     UnsupportedFormat,
     ChecksumMismatch,
+    /// A shard's index or its answer is inconsistent.
     CorruptShard,
+    /// A chunk's bytes do not decode.
     CorruptChunk,
     InvalidSelection,
+    /// A size above a limit (or above what memory can hold).
     TooLarge,
     Aborted,
-}
-
-impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::NotFound => "NotFound",
-            ErrorCode::NotAnArray => "NotAnArray",
-            ErrorCode::HttpError => "HttpError",
-            ErrorCode::Network => "Network",
-            ErrorCode::InvalidMetadata => "InvalidMetadata",
-            ErrorCode::UnsupportedCodec => "UnsupportedCodec",
-            ErrorCode::UnsupportedDataType => "UnsupportedDataType",
-            ErrorCode::UnsupportedFormat => "UnsupportedFormat",
-            ErrorCode::ChecksumMismatch => "ChecksumMismatch",
-            ErrorCode::CorruptShard => "CorruptShard",
-            ErrorCode::CorruptChunk => "CorruptChunk",
-            ErrorCode::InvalidSelection => "InvalidSelection",
-            ErrorCode::TooLarge => "TooLarge",
-            ErrorCode::Aborted => "Aborted",
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +90,21 @@ pub(crate) fn err<T>(code: ErrorCode, message: impl ToString) -> Result<T> {
     Err(Error::new(code, message.to_string()))
 }
 
+/// An `InvalidMetadata` error.
+pub(crate) fn invalid(message: impl ToString) -> Error {
+    Error::new(ErrorCode::InvalidMetadata, message.to_string())
+}
+
+/// A `CorruptChunk` error.
+pub(crate) fn corrupt_chunk(message: impl ToString) -> Error {
+    Error::new(ErrorCode::CorruptChunk, message.to_string())
+}
+
+/// A `CorruptShard` error.
+pub(crate) fn corrupt_shard(message: impl ToString) -> Error {
+    Error::new(ErrorCode::CorruptShard, message.to_string())
+}
+
 /// Largest single buffer we allocate from sizes that come from the network (wasm32 has 4 GiB).
 pub const MAX_ALLOC: u64 = 1 << 31;
 
@@ -91,4 +118,28 @@ pub fn checked_bytes(shape: &[u64], elem: u64) -> Result<usize> {
         return err(ErrorCode::TooLarge, alloc::format!("{n} bytes exceeds the {MAX_ALLOC}-byte limit"));
     }
     usize::try_from(n).map_err(|_| Error::new(ErrorCode::TooLarge, "size does not fit in memory"))
+}
+
+/// A zeroed buffer of `n` bytes, or `TooLarge` when the allocation fails.
+pub fn zeroed(n: usize) -> Result<Vec<u8>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        return err(ErrorCode::TooLarge, alloc::format!("cannot allocate {n} bytes"));
+    }
+    v.resize(n, 0);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_their_typescript_union_agree() {
+        assert_eq!(ErrorCode::ALL.len(), 14);
+        for c in ErrorCode::ALL {
+            assert!(ERROR_CODES_TS.contains(&alloc::format!("\"{}\"", c.as_str())), "{}", c.as_str());
+        }
+        assert!(ERROR_CODES_TS.starts_with("export type CoreErrorCode = | \"NotFound\""));
+    }
 }

@@ -1,26 +1,28 @@
-//! The pure core: formats, metadata, codecs, shard indexes, chunk grids, selections.
-//! No JS, no `unsafe`, `core` + `alloc` only; network access goes through [`http::HttpClient`].
+//! The pure core (`no_std` + `alloc`, no `unsafe`, no JS), in layers that import only
+//! downward; network access goes through [`storage::HttpClient`].
+//!
+//! | layer | what | may import |
+//! |---|---|---|
+//! | [`error`], [`nd`] | errors and limits; n-d index arithmetic | — |
+//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter | `error` |
+//! | [`metadata`] | documents → one array description (all formats) | `error`, `nd` |
+//! | [`codec`] | one file per codec behind one trait; chains | + `metadata` |
+//! | [`shard`] | shard indexes → byte spans, read through the store | + `storage`, `codec` |
+//! | [`layout`] | where each chunk lives and how it decodes, per format family | + `shard` |
+//! | [`read`] | the array and its one read path: plan, locate, read, decode, assemble | + `layout` |
+//! | [`open`] | opening nodes: metadata requests and format detection | everything |
+//!
+//! `tests/layers.rs` fails when an import goes upward or a cycle appears.
 #![forbid(unsafe_code)]
 
-pub mod array;
-pub mod cache;
 pub mod codec;
-pub mod dedup;
-pub mod draft;
-pub mod dtype;
 pub mod error;
-pub mod grid;
-pub mod http;
-pub mod limit;
-pub mod locate;
-pub mod merge;
+pub mod layout;
 pub mod metadata;
+pub mod nd;
 pub mod open;
-pub mod precomputed;
-pub mod selection;
-pub mod source;
-pub mod spec;
-pub mod v2;
-pub mod zarr;
+pub mod read;
+pub mod shard;
+pub mod storage;
 
 pub use error::{Error, ErrorCode, Result};

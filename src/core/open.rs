@@ -1,14 +1,13 @@
 //! Opening a node (array or group) of any supported format, detecting the format when the
-//! caller does not name it.
-use super::array::{Array, Format};
-use super::draft;
+//! caller does not name it: the metadata requests, in the order that costs least.
+//!
+//! May import: every layer below (`error`, `nd`, `storage`, `metadata`, `codec`, `shard`,
+//! `layout`, `read`).
 use super::error::{Error, ErrorCode, Result};
-use super::http::{ByteRange, HttpClient};
-use super::metadata::Node;
-use super::precomputed;
-use super::source::{Config, Source};
-use super::spec::Documents;
-use super::v2;
+use super::metadata::v3::Node;
+use super::metadata::{draft, precomputed, v2, Documents, Format};
+use super::read::Array;
+use super::storage::{join, split_url, ByteRange, Config, HttpClient, Store};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -24,6 +23,8 @@ pub struct OpenOptions {
     /// The node's path under the URL (the store root for the draft layout).
     pub path: String,
     pub config: Config,
+    /// Milliseconds from some origin, to time decoding (the core has no clock of its own).
+    pub clock: Option<fn() -> f64>,
     /// Which scale of a Neuroglancer precomputed volume: an index or a scale key (default 0).
     pub scale: Option<String>,
 }
@@ -48,24 +49,6 @@ pub enum Opened {
     Group(Group),
 }
 
-/// `https://h/a.zarr?sig=1` → (`https://h/a.zarr`, `?sig=1`): keys go before the query.
-fn split_url(url: &str) -> (String, String) {
-    let (base, query) = match url.find(['?', '#']) {
-        Some(i) => url.split_at(i),
-        None => (url, ""),
-    };
-    (String::from(base.trim_end_matches('/')), String::from(query))
-}
-
-fn join(base: &str, path: &str) -> String {
-    let path = path.trim_matches('/');
-    if path.is_empty() {
-        String::from(base)
-    } else {
-        format!("{base}/{path}")
-    }
-}
-
 /// Where a node lives: the store root and the node's path, with the URL's query kept apart.
 struct Location {
     root: String,
@@ -74,6 +57,10 @@ struct Location {
 }
 
 impl Location {
+    fn new(url: &str, path: &str) -> Location {
+        let (root, query) = split_url(url);
+        Location { root, path: String::from(path.trim_matches('/')), query }
+    }
     fn node(&self) -> String {
         join(&self.root, &self.path)
     }
@@ -85,18 +72,31 @@ impl Location {
 
 /// Open the node at `url` (+ `options.path`).
 pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
+    let clock = options.clock;
+    Ok(match detect(c, url, options).await? {
+        Opened::Array(a) => Opened::Array(Box::new(a.with_clock(clock))),
+        group => group,
+    })
+}
+
+/// The URL of the first metadata document that opening `url` (+ `path`) without a named format
+/// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
+pub fn first_metadata_url(url: &str, path: &str) -> String {
+    Location::new(url, path).file("zarr.json")
+}
+
+async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
     let (url, forced) = match url.strip_prefix("precomputed://") {
         Some(rest) => (rest, Some(Format::Precomputed)),
         None => (url, options.format),
     };
-    let (root, query) = split_url(url);
-    let place = Location { root, path: String::from(options.path.trim_matches('/')), query };
-    let source = Rc::new(Source::new(options.config));
-    let s = &source;
+    let place = Location::new(url, &options.path);
+    let store = Rc::new(Store::new(options.config));
+    let s = &store;
     let scale = options.scale;
     match forced {
         Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
-            Some(text) => open_v3(c, &place, &text, source.clone()).await,
+            Some(text) => open_v3(c, &place, &text, store.clone()).await,
             None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
         },
         Some(Format::Zarr2) => {
@@ -104,31 +104,31 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
             let (zarray, zattrs) = both(get(c, s, &place.file(".zarray")), get(c, s, &place.file(".zattrs"))).await;
             let attrs = zattrs?;
             match zarray? {
-                Some(text) => open_v2_array(&place, &text, attrs, source.clone()),
+                Some(text) => open_v2_array(&place, &text, attrs, store.clone()),
                 None => match get(c, s, &place.file(".zgroup")).await? {
                     Some(text) => open_v2_group(&place, &text, attrs),
                     None => Err(not_found(&place.node(), "no .zarray or .zgroup: not a Zarr v2 array or group")),
                 },
             }
         }
-        Some(Format::Zarr3Draft) => open_draft(c, &place, source.clone()).await,
+        Some(Format::Zarr3Draft) => open_draft(c, &place, store.clone()).await,
         Some(Format::Precomputed) => match get(c, s, &place.file("info")).await? {
-            Some(doc) => open_precomputed(&place, doc, scale, source.clone()),
+            Some(doc) => open_precomputed(&place, doc, scale, store.clone()),
             None => Err(not_found(&place.file("info"), "no Neuroglancer precomputed volume here")),
         },
         None => {
             // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
-                return open_v3(c, &place, &text, source.clone()).await;
+                return open_v3(c, &place, &text, store.clone()).await;
             }
             if let Some(text) = get(c, s, &place.file(".zarray")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
-                return open_v2_array(&place, &text, attributes, source.clone());
+                return open_v2_array(&place, &text, attributes, store.clone());
             }
             if let Some(doc) = get(c, s, &place.file("info")).await? {
                 // Only a precomputed volume's info: another file of that name is not ours.
                 if precomputed::VolumeInfo::parse(&doc).is_ok() {
-                    return open_precomputed(&place, doc, scale, source.clone());
+                    return open_precomputed(&place, doc, scale, store.clone());
                 }
             }
             if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
@@ -140,7 +140,7 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
                 let entry = format!("{}/zarr.json{}", place.root, place.query);
                 if let Some(text) = get(c, s, &entry).await? {
                     if matches!(Node::parse(&text), Ok(Node::DraftRoot)) {
-                        return open_draft(c, &place, source.clone()).await;
+                        return open_draft(c, &place, store.clone()).await;
                     }
                 }
             }
@@ -149,18 +149,18 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     }
 }
 
-fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, source: Rc<Source>) -> Result<Opened> {
+fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, store: Rc<Store>) -> Result<Opened> {
     let docs = Documents { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
-    array(place, docs, source, &place.file("info"))
+    array(place, docs, store, &place.file("info"))
 }
 
-async fn v2_attributes<C: HttpClient>(c: &C, source: &Source, place: &Location) -> Result<Option<Vec<u8>>> {
-    get(c, source, &place.file(".zattrs")).await
+async fn v2_attributes<C: HttpClient>(c: &C, store: &Store, place: &Location) -> Result<Option<Vec<u8>>> {
+    get(c, store, &place.file(".zattrs")).await
 }
 
-fn open_v2_array(place: &Location, text: &[u8], attrs: Option<Vec<u8>>, source: Rc<Source>) -> Result<Opened> {
+fn open_v2_array(place: &Location, text: &[u8], attrs: Option<Vec<u8>>, store: Rc<Store>) -> Result<Opened> {
     let docs = Documents { format: Format::Zarr2, path: place.path.clone(), doc: text.to_vec(), attrs, scale: None };
-    array(place, docs, source, &place.file(".zarray"))
+    array(place, docs, store, &place.file(".zarray"))
 }
 
 fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
@@ -174,17 +174,17 @@ fn not_found(url: &str, why: &str) -> Error {
 }
 
 /// A whole small object (metadata), `None` when absent.
-async fn get<C: HttpClient>(c: &C, source: &Source, url: &str) -> Result<Option<Vec<u8>>> {
-    Ok(source.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
+async fn get<C: HttpClient>(c: &C, store: &Store, url: &str) -> Result<Option<Vec<u8>>> {
+    Ok(store.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
 }
 
-async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], source: Rc<Source>) -> Result<Opened> {
+async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], store: Rc<Store>) -> Result<Opened> {
     let meta_url = place.file("zarr.json");
     match Node::parse(text).map_err(|e| e.at(&meta_url))? {
         Node::DraftRoot => {
             // The caller named a draft store's root: its root node.
             let root = Location { root: place.node(), path: String::new(), query: place.query.clone() };
-            open_draft(c, &root, source).await
+            open_draft(c, &root, store).await
         }
         Node::Group { attributes } => Ok(Opened::Group(Group {
             format: Format::Zarr3,
@@ -200,25 +200,25 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], source: Rc
                 attrs: None,
                 scale: None,
             };
-            array(place, docs, source, &meta_url)
+            array(place, docs, store, &meta_url)
         }
     }
 }
 
 /// A node of a draft v3 store: `place.root` is the store root, `place.path` the node's path.
-async fn open_draft<C: HttpClient>(c: &C, place: &Location, source: Rc<Source>) -> Result<Opened> {
+async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) -> Result<Opened> {
     let at = |key: String| format!("{}/{key}{}", place.root, place.query);
     let array_url = at(draft::meta_key(&place.path, "array"));
-    if let Some(doc) = get(c, &source, &array_url).await? {
-        let store = Location { root: place.root.clone(), path: String::new(), query: place.query.clone() };
+    if let Some(doc) = get(c, &store, &array_url).await? {
+        let root = Location { root: place.root.clone(), path: String::new(), query: place.query.clone() };
         let docs = Documents { format: Format::Zarr3Draft, path: place.path.clone(), doc, attrs: None, scale: None };
-        return match array(&store, docs, source, &array_url)? {
+        return match array(&root, docs, store, &array_url)? {
             Opened::Array(a) => Ok(Opened::Array(Box::new(a.at(place.node())))),
             group => Ok(group),
         };
     }
     let group_url = at(draft::meta_key(&place.path, "group"));
-    let attributes = match get(c, &source, &group_url).await? {
+    let attributes = match get(c, &store, &group_url).await? {
         Some(text) => draft::parse_group(&text).map_err(|e| e.at(&group_url))?,
         // The root always exists; other groups without a document are implicit, and (as in
         // zarr-python) cannot be opened.
@@ -234,7 +234,7 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, source: Rc<Source>) 
 }
 
 /// The array `docs` describe, keyed under `place`; errors name `meta_url`.
-fn array(place: &Location, docs: Documents, source: Rc<Source>, meta_url: &str) -> Result<Opened> {
-    let a = Array::new(place.node(), place.query.clone(), docs, source).map_err(|e| e.at(meta_url))?;
+fn array(place: &Location, docs: Documents, store: Rc<Store>, meta_url: &str) -> Result<Opened> {
+    let a = Array::new(place.node(), place.query.clone(), docs, store).map_err(|e| e.at(meta_url))?;
     Ok(Opened::Array(Box::new(a)))
 }

@@ -4,11 +4,12 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use shardfetch::core::array::{Array, Chunk, Format};
-use shardfetch::core::dtype::Scalar;
-use shardfetch::core::http::{HttpClient, Method, Request};
+use shardfetch::core::metadata::{Format, Scalar};
+use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened};
-use shardfetch::core::selection::{for_each_index, Sel};
+use shardfetch::core::read::plan::Sel;
+use shardfetch::core::read::{Array, Chunk};
+use shardfetch::core::storage::{HttpClient, Method, Request};
 
 pub struct Case {
     pub name: String,
@@ -244,23 +245,23 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     let expected = fetch_all(c, &format!("{base}/{}", case.expected)).await;
     let a = open_array(c, &format!("{base}/data/{}", case.path), case.options()).await?;
     let n = case.name.as_str();
-    if a.info.shape != case.shape || a.dtype().name() != case.dtype {
-        return Err(format!("{n}: metadata {:?} {}", a.info.shape, a.dtype().name()));
+    if a.metadata().shape != case.shape || a.dtype().name() != case.dtype {
+        return Err(format!("{n}: metadata {:?} {}", a.metadata().shape, a.dtype().name()));
     }
     let starts = case.starts();
-    let sizes: Vec<Vec<u64>> = a.grid.axes.iter().map(|ax| ax.sizes()).collect();
-    if a.grid.chunk_shape() != case.chunk_shape
-        || a.info.shard_shape != case.shard_shape
+    let sizes: Vec<Vec<u64>> = a.grid().axes.iter().map(|ax| ax.sizes()).collect();
+    if a.grid().chunk_shape() != case.chunk_shape
+        || a.shard_shape() != case.shard_shape
         || (case.chunk_shapes.is_some() && Some(&sizes) != case.chunk_shapes.as_ref())
     {
         return Err(format!(
             "{n}: chunk shape {:?} ({sizes:?}) shard shape {:?}",
-            a.grid.chunk_shape(),
-            a.info.shard_shape
+            a.grid().chunk_shape(),
+            a.shard_shape()
         ));
     }
-    if !fill_matches(a.info.fill_value.value, &a.info.fill_value.bytes, &case.fill) {
-        return Err(format!("{n}: fill value {:?}, manifest says {}", a.info.fill_value.value, case.fill));
+    if !fill_matches(a.metadata().fill_value.value, &a.metadata().fill_value.bytes, &case.fill) {
+        return Err(format!("{n}: fill value {:?}, manifest says {}", a.metadata().fill_value.value, case.fill));
     }
     let ndim = case.shape.len();
     let all: Vec<usize> = (0..ndim).collect();

@@ -12,10 +12,32 @@ mod bitshuffle;
 mod blosclz;
 mod shuffle;
 
-use super::compress::{unlz4_into, unzlib_into, zeroed, Zstd};
-use crate::core::error::{err, Error, ErrorCode, Result};
+use super::lz4::unlz4_into;
+use super::zlib::unzlib_into;
+use super::zstd::Zstd;
+use super::{Codec, Ctx, Decoded, Kind};
+use crate::core::error::{err, zeroed, Error, ErrorCode, Result};
 use alloc::format;
 use alloc::vec::Vec;
+
+/// The `blosc` codec: the frame header says everything; its configuration is not needed.
+#[derive(Debug)]
+pub struct Blosc;
+
+impl Codec for Blosc {
+    fn name(&self) -> &str {
+        "blosc"
+    }
+    fn kind(&self) -> Kind {
+        Kind::BytesToBytes
+    }
+    fn max_encoded_len(&self, n: usize) -> usize {
+        super::compressed_bound(n)
+    }
+    fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
+        Ok(Decoded::bytes(decode(&data.bytes, ctx.limit)?))
+    }
+}
 
 const HEADER_LEN: usize = 16;
 /// The only frame format c-blosc 1.x writes and reads (blosc2 chunks use 3 and above).

@@ -1,0 +1,215 @@
+/**
+ * {@link ShardedArray}: an opened array. Reads go to the module (which plans, fetches, decodes
+ * and assembles); this class adapts types, batches `getChunk` calls of one task, and hands
+ * decoding to the worker pool.
+ * @packageDocumentation
+ */
+import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
+import type { ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection } from "./types.js";
+import { checkSignal, raceAbort, ShardfetchError, toError } from "./errors.js";
+import { initialize } from "./module.js";
+import { ctorFor, toResult, type TypedArrayCtor } from "./typed.js";
+import { ChunkCache } from "./chunk-cache.js";
+import { ChunkBatcher } from "./batch.js";
+import { Decoding } from "./decoding.js";
+import type { Pool } from "./pool.js";
+
+/** An opened array. */
+export class ShardedArray {
+  /** URL of the array's directory (no trailing slash). */
+  readonly url: string;
+  /** The storage format the array was read as. */
+  readonly format: Format;
+  readonly shape: readonly number[];
+  readonly dtype: DataType;
+  /**
+   * Shape of the unit that is read (the inner chunk for sharded arrays); `null` when the grid
+   * is irregular (rectilinear), see {@link chunkShapes}.
+   */
+  readonly chunkShape: readonly number[] | null;
+  /** For an irregular (rectilinear) grid, the chunk sizes along each axis; otherwise `null`. */
+  readonly chunkShapes: readonly (readonly number[])[] | null;
+  /** Shape of a shard (an object in storage), or `null` when the array is not sharded. */
+  readonly shardShape: readonly number[] | null;
+  /**
+   * int64/uint64 fill values are `bigint`, bool ones `boolean`, complex ones `[re, im]`,
+   * raw/structured ones the element's bytes, everything else `number`.
+   */
+  readonly fillValue: WasmArrayMeta["fillValue"];
+  /** Bytes per element. */
+  readonly itemSize: number;
+  /** A `structured` element's fields (little-endian values at their byte offsets); otherwise `null`. */
+  readonly fields: readonly Field[] | null;
+  /**
+   * Neuroglancer precomputed: every scale of the volume (open another with {@link openScale}
+   * or the `scale` option), and the index of this one; otherwise `null`.
+   */
+  readonly scales: readonly ScaleInfo[] | null;
+  readonly scaleIndex: number | null;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  readonly dimensionNames: readonly (string | null)[] | null;
+
+  #handle: WasmArray | null;
+  readonly #options: OpenOptions;
+  readonly #chunkCache: ChunkCache | null;
+  readonly #batch: ChunkBatcher;
+  readonly ctor: TypedArrayCtor;
+  /** @internal */
+  readonly decoding: Decoding;
+
+  /** @internal Use {@link openArray} or {@link open}. */
+  constructor(handle: WasmArray, meta: WasmArrayMeta, options: OpenOptions = {}) {
+    this.#handle = handle;
+    this.#options = options;
+    this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
+    this.decoding = new Decoding(options.workers, meta);
+    this.url = meta.url;
+    this.format = meta.format;
+    this.shape = Object.freeze(Array.from(meta.shape));
+    this.dtype = meta.dtype;
+    this.chunkShape = meta.chunkShape == null ? null : Object.freeze(Array.from(meta.chunkShape));
+    this.chunkShapes =
+      meta.chunkShapes == null ? null : Object.freeze(meta.chunkShapes.map((a) => Object.freeze(Array.from(a))));
+    this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
+    this.fillValue = meta.fillValue;
+    this.attributes = meta.attributes ?? {};
+    this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
+    this.itemSize = meta.itemSize;
+    this.fields = meta.fields === null ? null : Object.freeze(meta.fields as Field[]);
+    this.scales = meta.scales === null ? null : Object.freeze(meta.scales);
+    this.scaleIndex = meta.scaleIndex;
+    this.ctor = ctorFor(meta.dtype);
+    this.#batch = new ChunkBatcher(this);
+  }
+
+  /** Number of dimensions. */
+  get ndim(): number {
+    return this.shape.length;
+  }
+
+  /** @internal The module's array; throws once closed. */
+  handle(): WasmArray {
+    if (this.#handle === null) throw new ShardfetchError("Closed", `array ${this.url} was closed`);
+    return this.#handle;
+  }
+
+  #documents: string | undefined;
+  /** @internal What the workers rebuild the array from. */
+  documents(): string {
+    this.#documents ??= this.handle().documents();
+    return this.#documents;
+  }
+
+  /**
+   * Read one chunk (the inner chunk of a sharded array) by its grid coordinates.
+   *
+   * `data` is typed by `dtype`: bool → `Uint8Array` (0/1), int8 → `Int8Array`, uint8 →
+   * `Uint8Array`, int16/uint16/int32/uint32/float32/float64 → the matching typed array, int64 →
+   * `BigInt64Array`, uint64 → `BigUint64Array`, float16 → `Float16Array` where
+   * `globalThis.Float16Array` exists, otherwise a `Uint16Array` of the raw IEEE half bits.
+   * Complex elements get a trailing axis of 2 (re, im), raw and structured ones of `itemSize`.
+   *
+   * For edge chunks `shape` is clipped to the array while `stride` stays the full chunk's, so
+   * `data` may hold more elements than `prod(shape)`. Missing chunks read as the fill value.
+   * Calls made in the same task are read together.
+   */
+  async getChunk(coords: readonly number[], options: ReadOptions = {}): Promise<ChunkResult> {
+    const { signal } = options;
+    checkSignal(signal);
+    if (!Array.isArray(coords)) throw new ShardfetchError("InvalidSelection", "chunk coordinates must be an array");
+    await initialize();
+    checkSignal(signal);
+    this.handle();
+    const cache = this.#chunkCache;
+    const cached = cache?.get(coords);
+    if (cached) return cached;
+    const result = this.#batch.add(Array.from(coords), signal, options.priority ?? 0);
+    if (cache) void result.then((r) => cache.put(coords, r), () => undefined);
+    return raceAbort(result, signal);
+  }
+
+  /**
+   * Read a selection (one item per axis, see {@link Selection}); integer items drop their axis.
+   * `data` is typed as for {@link getChunk}; the result is C-ordered by `stride`.
+   */
+  async get(selection: Selection, options: ReadOptions = {}): Promise<ChunkResult> {
+    const { signal } = options;
+    checkSignal(signal);
+    if (!Array.isArray(selection)) throw new ShardfetchError("InvalidSelection", "selection must be an array");
+    const sel = selection.map((s) => (s === undefined ? null : Array.isArray(s) ? [s[0], s[1]] : s)) as (
+      | null
+      | number
+      | [number, number]
+    )[];
+    await initialize();
+    checkSignal(signal);
+    let region: WasmRegion | undefined;
+    try {
+      region = this.handle().region(sel);
+      const pool = this.decoding.pool();
+      const read = this.#readRegion(region, pool, signal, options.priority ?? 0);
+      await raceAbort(read, signal);
+      return toResult(region.finish(), this.ctor);
+    } catch (e) {
+      throw toError(e);
+    } finally {
+      region?.free();
+      this.decoding.readDone();
+    }
+  }
+
+  /** Fetch the region's chunks here; decode them here, or in the workers (which cut each chunk's box). */
+  async #readRegion(region: WasmRegion, pool: Pool | undefined, signal: AbortSignal | undefined, priority: number) {
+    if (!pool) return region.read(true, signal ?? null, priority, () => undefined);
+    const documents = this.documents();
+    const decoding: Promise<void>[] = [];
+    let failure: unknown;
+    await region.read(false, signal ?? null, priority, (i, item) => {
+      if ("error" in item) failure ??= item.error;
+      else if (failure === undefined) {
+        const job = pool.run(this.decoding.key, documents, item.coords, item.encoded, item.lo, item.hi);
+        decoding.push(
+          job.then((d) => {
+            this.decoding.decoded(d);
+            region.paste(i, d.bytes);
+          }),
+        );
+      }
+    });
+    await Promise.all(decoding);
+    if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * Another scale of this Neuroglancer precomputed volume (index or key), built from the
+   * metadata already read: no request. Caches and counters are shared with this array.
+   */
+  openScale(scale: number | string): ShardedArray {
+    try {
+      const other = this.handle().withScale(scale);
+      return new ShardedArray(other, other.meta(), this.#options);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
+  /** Requests, bytes, cache and decoding counters of this array since it was opened. */
+  stats(): ArrayStats {
+    const s = this.handle().stats();
+    return {
+      ...s,
+      workerJobs: this.decoding.jobs,
+      decodeMs: s.decodeMs + this.decoding.ms,
+      chunkCacheHits: this.#chunkCache?.hits ?? 0,
+    };
+  }
+
+  /** Release the wasm-side resources now (otherwise they go with garbage collection). */
+  close(): void {
+    const h = this.#handle;
+    this.#handle = null;
+    h?.free();
+    this.decoding.forget();
+  }
+}
+

@@ -1,0 +1,53 @@
+/**
+ * {@link Group}: an opened group; its children open as the group's format, without probing.
+ * @packageDocumentation
+ */
+import { childPath, type WasmGroupMeta } from "./wasm/shardfetch.js";
+import type { ShardedArray } from "./array.js";
+import type { Format, OpenOptions } from "./types.js";
+import { ShardfetchError } from "./errors.js";
+
+/** How a group opens its children (the package's `open`). */
+type Opener = (url: string, options: OpenOptions) => Promise<ShardedArray | Group>;
+
+/** An opened group (Zarr v3, v2 or draft v3). */
+export class Group {
+  /** URL of the group's directory (no trailing slash). */
+  readonly url: string;
+  /** The storage format; children are opened as the same format without detection. */
+  readonly format: Format;
+  readonly attributes: Readonly<Record<string, unknown>>;
+  /** The URL the group was opened from and its path under it (a store root for the draft layout). */
+  readonly #root: string;
+  readonly #path: string;
+  readonly #options: OpenOptions;
+  readonly #open: Opener;
+
+  /** @internal Use {@link open} or {@link Group.open}. */
+  constructor(meta: WasmGroupMeta, options: OpenOptions, open: Opener) {
+    this.url = meta.url;
+    this.format = meta.format;
+    this.attributes = meta.attributes ?? {};
+    this.#root = meta.root;
+    this.#path = meta.path;
+    const { path: _path, ...rest } = options;
+    void _path;
+    this.#options = rest;
+    this.#open = open;
+  }
+
+  /** Open a child array (path relative to this group); options default to the group's. */
+  async openArray(childPath: string, options: OpenOptions = {}): Promise<ShardedArray> {
+    const node = await this.open(childPath, options);
+    if (node instanceof Group) {
+      throw new ShardfetchError("NotAnArray", `${node.url} is a group, not an array`, { url: node.url });
+    }
+    return node;
+  }
+
+  /** Open a child node (path relative to this group); options default to the group's. */
+  open(child: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+    const path = childPath(this.#path, childPath(child, options.path ?? ""));
+    return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path });
+  }
+}

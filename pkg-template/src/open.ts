@@ -1,0 +1,52 @@
+/**
+ * The entry points: {@link open} and {@link openArray}.
+ * @packageDocumentation
+ */
+import { openNode, WasmArray, type WasmGroup } from "./wasm/shardfetch.js";
+import type { OpenOptions } from "./types.js";
+import { checkSignal, ShardfetchError, toError } from "./errors.js";
+import { initialize } from "./module.js";
+import { earlyMetadataRequest, wasmOptions } from "./early.js";
+import { opens } from "./warmup.js";
+import { ShardedArray } from "./array.js";
+import { Group } from "./group.js";
+
+/** Open the node (array or group) at `url` (+ `options.path`). */
+export async function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+  if (typeof url !== "string" && !((url as unknown) instanceof URL)) {
+    throw new ShardfetchError("InvalidSelection", "url must be a string");
+  }
+  checkSignal(options.signal);
+  const opening = opens();
+  const early = earlyMetadataRequest(String(url), options);
+  try {
+    await initialize();
+  } finally {
+    opening.done();
+  }
+  checkSignal(options.signal);
+  let node: WasmArray | WasmGroup;
+  try {
+    node = await openNode(String(url), wasmOptions(options, early));
+  } catch (e) {
+    throw toError(e);
+  }
+  try {
+    if (node instanceof WasmArray) return new ShardedArray(node, node.meta(), options);
+    // A group needs nothing from the wasm side once its metadata is read.
+    return new Group(node.meta(), options, open);
+  } catch (e) {
+    throw toError(e);
+  } finally {
+    if (!(node instanceof WasmArray)) node.free();
+  }
+}
+
+/** Open the array at `url` (+ `options.path`); a group there rejects with code `NotAnArray`. */
+export async function openArray(url: string, options: OpenOptions = {}): Promise<ShardedArray> {
+  const node = await open(url, options);
+  if (!(node instanceof ShardedArray)) {
+    throw new ShardfetchError("NotAnArray", `${node.url} is a group, not an array`, { url: node.url });
+  }
+  return node;
+}

@@ -1,0 +1,125 @@
+/**
+ * The public types. Shapes that come from the wasm module are its contract's types
+ * (`src/wasm/contract.rs`, emitted into `wasm/shardfetch.d.ts`), re-exported under public names.
+ * @packageDocumentation
+ */
+import type { WasmArrayMeta, WasmDataType, WasmField, WasmScale, WasmStats } from "./wasm/shardfetch.js";
+
+/** Data types an array can have. */
+export type DataType = WasmDataType;
+
+/** Storage formats: Zarr v3, Zarr v2, the pre-release Zarr v3 sharding-transformer layout, Neuroglancer precomputed. */
+export type Format = WasmArrayMeta["format"];
+
+/** One scale of a Neuroglancer precomputed volume (axes x, y, z; `resolution` in nanometres per voxel). */
+export type ScaleInfo = WasmScale;
+
+/** One field of a `structured` element: name, data type, byte offset in the element. */
+export type Field = readonly [name: WasmField[0], dtype: DataType, byteOffset: WasmField[2]];
+
+/**
+ * Structural type of a `Float16Array` (ES2025); declared here so that the typings do not need a
+ * `lib` that has it.
+ */
+export interface Float16ArrayLike extends ArrayLike<number> {
+  readonly buffer: ArrayBufferLike;
+  readonly byteOffset: number;
+  readonly byteLength: number;
+  readonly BYTES_PER_ELEMENT: number;
+}
+
+/** The typed arrays a read can return (see {@link ShardedArray.get} for the mapping). */
+export type TypedArray =
+  | Int8Array
+  | Uint8Array
+  | Int16Array
+  | Uint16Array
+  | Int32Array
+  | Uint32Array
+  | Float32Array
+  | Float64Array
+  | BigInt64Array
+  | BigUint64Array
+  | Float16ArrayLike;
+
+/**
+ * One item per axis: `null` selects the whole axis, an integer selects one index (the axis is
+ * dropped from the result), `[start, stop]` selects the half-open range `start <= i < stop`.
+ */
+export type SelectionItem = null | number | readonly [number, number];
+export type Selection = readonly SelectionItem[];
+
+/** Result of {@link ShardedArray.getChunk} and {@link ShardedArray.get}. */
+export interface ChunkResult<T extends TypedArray = TypedArray> {
+  /**
+   * The values. Element `(i0, i1, ...)` is `data[i0 * stride[0] + i1 * stride[1] + ...]`.
+   * `data` may hold more elements than `prod(shape)` (edge chunks keep the full chunk's stride).
+   */
+  data: T;
+  /** Shape of the result (clipped to the array for edge chunks). */
+  shape: number[];
+  /** Strides in elements (not bytes). */
+  stride: number[];
+}
+
+/** Options for {@link open} and {@link openArray}. */
+export interface OpenOptions {
+  /** Extra request headers (e.g. `Authorization`). */
+  headers?: Record<string, string>;
+  /** A custom `fetch` used for every request (defaults to the global `fetch`). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** Aborts opening the node (reads take their own `signal`, see {@link ReadOptions}). */
+  signal?: AbortSignal;
+  /** Path of the node under the given store URL (for the draft Zarr v3 layout, the URL is the store root). */
+  path?: string;
+  /** The storage format; detected when omitted (costs a request per format tried, Zarr v3 first). */
+  format?: Format;
+  /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
+  scale?: number | string;
+  /** Byte budget of the in-memory cache (shard indexes, small objects). */
+  cacheBytes?: number;
+  /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */
+  treat403AsMissing?: boolean;
+  /**
+   * Chunks of one object wanted together (a `get`, or `getChunk` calls made in the same task)
+   * are read with one request when fewer than `mergeGap` bytes lie between them (default
+   * 256 KiB) and the request stays within `mergeMax` bytes (default 16 MiB).
+   */
+  mergeGap?: number;
+  mergeMax?: number;
+  /**
+   * Web Workers that decode chunks off this thread (each with its own wasm instance; buffers
+   * are transferred, never copied). Default: `hardwareConcurrency - 1` (1 to 4) where module
+   * workers exist (browsers); `false` decodes on this thread, which is what Node does.
+   */
+  workers?: number | false;
+  /**
+   * Requests in flight per origin (shared by every array of that origin; the last value set
+   * applies); more wait, highest `priority` first. Default 16.
+   */
+  maxInFlight?: number;
+  /**
+   * Keep up to this many bytes of decoded chunks for `getChunk` (least recently used out);
+   * default 0: none (a viewer usually keeps its own tiles). Results are copies: writing to one
+   * does not change the cache.
+   */
+  chunkCacheBytes?: number;
+}
+
+/** Options of a single read. */
+export interface ReadOptions {
+  signal?: AbortSignal;
+  /**
+   * When an origin's requests in flight are at their limit (`maxInFlight`), waiting requests
+   * start highest priority first (default 0): a viewer gives its visible tiles a higher one.
+   */
+  priority?: number;
+}
+
+/** Counters of one array (see {@link ShardedArray.stats}): the module's, and the wrapper's. */
+export interface ArrayStats extends WasmStats {
+  /** Chunks decoded by the worker pool (the rest were decoded on this thread). */
+  workerJobs: number;
+  /** getChunk calls answered by the decoded-chunk cache (option `chunkCacheBytes`). */
+  chunkCacheHits: number;
+}

@@ -1,0 +1,137 @@
+//! The JS↔wasm contract, written once: the TypeScript declarations of every shape that
+//! crosses the boundary. The binding (`wasm::contract`) emits them into the generated
+//! `shardfetch.d.ts`, which the TypeScript wrapper compiles against; compiled on every target
+//! so that native tests check them against the core (`tests/contract.rs` checks the README
+//! and the wrapper's option list against them).
+pub use crate::core::error::ERROR_CODES_TS;
+
+/// The TypeScript declarations of the shapes the binding passes.
+pub const CONTRACT: &str = r#"
+/** Options of `openNode` (what the wrapper's `OpenOptions` passes on). */
+export interface WasmOptions {
+  headers?: Record<string, string>;
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  signal?: AbortSignal;
+  path?: string;
+  format?: string;
+  scale?: number | string;
+  cacheBytes?: number;
+  treat403AsMissing?: boolean;
+  mergeGap?: number;
+  mergeMax?: number;
+  maxInFlight?: number;
+}
+
+/** One scale of a Neuroglancer precomputed volume (axes x, y, z). */
+export interface WasmScale {
+  key: string;
+  size: [number, number, number];
+  chunkSize: [number, number, number];
+  resolution: [number, number, number];
+  voxelOffset: [number, number, number];
+  encoding: string;
+  sharded: boolean;
+}
+
+/** One field of a `structured` element: name, data type, byte offset in the element. */
+export type WasmField = [name: string, dtype: string, byteOffset: number];
+
+export interface WasmArrayMeta {
+  url: string;
+  format: "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
+  shape: number[];
+  dtype: WasmDataType;
+  chunkShape: number[] | null;
+  chunkShapes: number[][] | null;
+  shardShape: number[] | null;
+  fillValue: number | bigint | boolean | [number, number] | Uint8Array;
+  itemSize: number;
+  /** Decoding is real work (decompression, checksums): worth a worker. */
+  costlyDecode: boolean;
+  /** Read chunks are small (under 32 KiB decoded): handing them to a worker costs more than decoding them here. */
+  smallChunks: boolean;
+  attributes: Record<string, unknown>;
+  dimensionNames: (string | null)[] | null;
+  fields: WasmField[] | null;
+  scales: WasmScale[] | null;
+  scaleIndex: number | null;
+}
+
+export interface WasmGroupMeta {
+  url: string;
+  format: "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
+  attributes: Record<string, unknown>;
+  /** The URL the group was opened from (a store root for the draft layout), and its path under it. */
+  root: string;
+  path: string;
+}
+
+/** Little-endian values in a fresh buffer; `shape` and `stride` (in elements) include the trailing axis of complex, raw and structured elements. */
+export interface WasmChunk {
+  bytes: Uint8Array;
+  shape: number[];
+  stride: number[];
+}
+
+/** A chunk of a batch: decoded (or its fill, when absent), stored bytes for a worker, or an error. */
+export type WasmChunkItem = WasmChunk | { encoded: Uint8Array } | { error: unknown };
+
+/** A piece of a region read for a worker: its stored bytes and the box `[lo, hi)` to cut, or an error. */
+export type WasmRegionItem = { encoded: Uint8Array; coords: number[]; lo: number[]; hi: number[] } | { error: unknown };
+
+/** Counters of an array's network use and decoding (shared by the scales of one volume). */
+export interface WasmStats {
+  /** HTTP requests sent (GET and HEAD). */
+  requests: number;
+  /** Response body bytes received. */
+  bytes: number;
+  /** Shard-index lookups answered from the cache. */
+  indexHits: number;
+  /** Shard indexes fetched (including missing shards). */
+  indexFetches: number;
+  /** Chunks read from storage (absent chunks not counted). */
+  chunks: number;
+  /** Requests that served more than one chunk (neighbours merged). */
+  mergedRequests: number;
+  /** Chunks found in the kept bytes of an earlier merged read (no request; counted in `chunks`). */
+  keptHits: number;
+  /** Milliseconds spent decoding (on this thread; the wrapper adds its workers' time). */
+  decodeMs: number;
+}
+
+/** Data types an array can have (the core's `DataType` names). */
+export type WasmDataType =
+  | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
+  | "float16" | "float32" | "float64" | "complex64" | "complex128" | "raw_bytes" | "structured";
+"#;
+
+#[cfg(test)]
+mod tests {
+    use crate::core::metadata::DataType;
+
+    /// Every data type the core names is in the contract's union.
+    #[test]
+    fn data_types_are_in_the_contract() {
+        let all = [
+            DataType::Bool,
+            DataType::Int8,
+            DataType::Int16,
+            DataType::Int32,
+            DataType::Int64,
+            DataType::UInt8,
+            DataType::UInt16,
+            DataType::UInt32,
+            DataType::UInt64,
+            DataType::Float16,
+            DataType::Float32,
+            DataType::Float64,
+            DataType::Complex64,
+            DataType::Complex128,
+            DataType::RawBytes(1),
+            DataType::Structured(1),
+        ];
+        for t in all {
+            assert!(super::CONTRACT.contains(&alloc::format!("\"{}\"", t.name())), "{}", t.name());
+        }
+    }
+}

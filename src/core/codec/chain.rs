@@ -1,0 +1,163 @@
+//! A codec chain: array→array codecs, one array→bytes codec, bytes→bytes codecs (in encoding
+//! order), built from the codecs metadata names; decoding runs it backwards.
+use super::blosc::Blosc;
+use super::bytes::Bytes;
+use super::crc32c::Crc32c;
+use super::gzip::Gzip;
+use super::lz4::Lz4;
+use super::transpose::Transpose;
+use super::zlib::Zlib;
+use super::zstd::ZstdCodec;
+use super::{Codec, Ctx, Decoded, Kind};
+use crate::core::error::{checked_bytes, err, invalid, ErrorCode, Result};
+use crate::core::metadata::{DataType, Named};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::vec::Vec;
+
+#[derive(Debug)]
+pub struct Chain {
+    array: Vec<Box<dyn Codec>>,
+    to_bytes: Box<dyn Codec>,
+    bytes: Vec<Box<dyn Codec>>,
+    dtype: DataType,
+}
+
+/// The codec `c` names, for chunks of `ndim` axes.
+fn build(c: &Named, ndim: usize) -> Result<Box<dyn Codec>> {
+    let conf = &c.configuration;
+    Ok(match c.name.as_str() {
+        "transpose" => Box::new(Transpose::parse(conf, ndim)?),
+        "bytes" => Box::new(Bytes::parse(conf)?),
+        "gzip" | "numcodecs.gzip" => Box::new(Gzip),
+        "zstd" | "numcodecs.zstd" => Box::new(ZstdCodec),
+        "crc32c" | "numcodecs.crc32c" => Box::new(Crc32c),
+        // The frame header says everything; the codec's configuration is not needed.
+        "blosc" | "numcodecs.blosc" => Box::new(Blosc),
+        "numcodecs.zlib" => Box::new(Zlib),
+        "numcodecs.lz4" => Box::new(Lz4),
+        "sharding_indexed" => return err(
+            ErrorCode::UnsupportedCodec,
+            "unsupported codec \"sharding_indexed\" combined with other codecs around it (no partial reads possible)",
+        ),
+        other => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec {other:?}")),
+    })
+}
+
+impl Chain {
+    /// The chain `codecs` (encoding order) describes, for chunks of `ndim` axes of `dtype`.
+    pub fn parse(codecs: &[Named], ndim: usize, dtype: DataType) -> Result<Chain> {
+        let mut array = Vec::new();
+        let mut to_bytes = None;
+        let mut bytes = Vec::new();
+        for c in codecs {
+            let codec = build(c, ndim)?;
+            let out_of_order = match codec.kind() {
+                Kind::ArrayToArray => to_bytes.is_some(),
+                Kind::ArrayToBytes => to_bytes.is_some(),
+                Kind::BytesToBytes => to_bytes.is_none(),
+            };
+            if out_of_order {
+                return Err(invalid(format!("codec {:?} is out of order", c.name)));
+            }
+            match codec.kind() {
+                Kind::ArrayToArray => array.push(codec),
+                Kind::ArrayToBytes => to_bytes = Some(codec),
+                Kind::BytesToBytes => bytes.push(codec),
+            }
+        }
+        let to_bytes = to_bytes.ok_or_else(|| invalid("codecs need an array->bytes codec (\"bytes\")"))?;
+        Ok(Chain { array, to_bytes, bytes, dtype })
+    }
+
+    /// A chain put together by a layout (Neuroglancer precomputed's encodings).
+    pub fn new(
+        array: Vec<Box<dyn Codec>>,
+        to_bytes: Box<dyn Codec>,
+        bytes: Vec<Box<dyn Codec>>,
+        dtype: DataType,
+    ) -> Chain {
+        Chain { array, to_bytes, bytes, dtype }
+    }
+
+    /// Whether decoding a chunk is real work (see [`Codec::costly`]).
+    pub fn costly(&self) -> bool {
+        self.array.iter().chain(&self.bytes).any(|c| c.costly()) || self.to_bytes.costly()
+    }
+
+    /// Decode a whole chunk of `shape`: little-endian elements with their strides.
+    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64]) -> Result<Decoded> {
+        let dtype = self.dtype;
+        // The shape each array→array codec decodes to, and what the array→bytes codec reads.
+        let mut shapes = Vec::with_capacity(self.array.len() + 1);
+        shapes.push(shape.to_vec());
+        for c in &self.array {
+            let next = c.encoded_shape(shapes.last().map_or(shape, |s| s));
+            shapes.push(next);
+        }
+        let inner = shapes.last().map_or(shape, |s| s);
+        let nbytes = checked_bytes(inner, dtype.size() as u64)?;
+        // What each bytes→bytes codec may decode to: its input when it encoded.
+        let mut limits = Vec::with_capacity(self.bytes.len());
+        let mut n = self.to_bytes.max_encoded_len(nbytes);
+        for c in &self.bytes {
+            limits.push(n);
+            n = c.max_encoded_len(n);
+        }
+        let mut data = Decoded::bytes(encoded);
+        for (c, &limit) in self.bytes.iter().zip(&limits).rev() {
+            data = c.decode(data, &Ctx { shape: &[], dtype, limit })?;
+        }
+        data = self.to_bytes.decode(data, &Ctx { shape: inner, dtype, limit: nbytes })?;
+        for (c, s) in self.array.iter().zip(&shapes).rev() {
+            data = c.decode(data, &Ctx { shape: s, dtype, limit: nbytes })?;
+        }
+        Ok(data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn chain(v: Value, ndim: usize, dtype: DataType) -> Result<Chain> {
+        let list: Vec<Named> = v.as_array().unwrap().iter().map(|c| Named::parse(c, "codec").unwrap()).collect();
+        Chain::parse(&list, ndim, dtype)
+    }
+
+    #[test]
+    fn transpose_is_a_stride_change() {
+        let c =
+            chain(json!([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}]), 2, DataType::UInt8)
+                .unwrap();
+        // Encoded array is 3x2 (the transpose of [[0,1,2],[3,4,5]]) = [[0,3],[1,4],[2,5]].
+        let d = c.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3]).unwrap();
+        assert_eq!(d.strides, [1, 2]);
+        let at = |i: u64, j: u64| d.bytes[(i * d.strides[0] + j * d.strides[1]) as usize];
+        assert_eq!([at(0, 0), at(0, 2), at(1, 0), at(1, 2)], [0, 2, 3, 5]);
+        assert!(!c.costly());
+    }
+
+    #[test]
+    fn big_endian_and_wrong_size() {
+        let c = chain(json!([{"name":"bytes","configuration":{"endian":"big"}}]), 1, DataType::UInt16).unwrap();
+        assert_eq!(c.decode(alloc::vec![1, 2, 3, 4], &[2]).unwrap().bytes, [2, 1, 4, 3]);
+        assert_eq!(c.decode(alloc::vec![1, 2, 3], &[2]).unwrap_err().code, ErrorCode::CorruptChunk);
+    }
+
+    #[test]
+    fn bad_chains() {
+        let p = |v| chain(v, 1, DataType::UInt8).unwrap_err().code;
+        assert_eq!(p(json!([{"name":"gzip"},{"name":"bytes"}])), ErrorCode::InvalidMetadata);
+        assert_eq!(p(json!([{"name":"blosc2"}])), ErrorCode::UnsupportedCodec);
+        assert_eq!(
+            p(json!([{"name":"transpose","configuration":{"order":[1]}},{"name":"bytes"}])),
+            ErrorCode::InvalidMetadata
+        );
+        assert_eq!(p(json!([])), ErrorCode::InvalidMetadata);
+        let e = chain(json!([{"name":"bytes"},{"name":"lzma"}]), 1, DataType::UInt8).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedCodec);
+        assert!(e.message.contains("lzma"), "{}", e.message);
+    }
+}

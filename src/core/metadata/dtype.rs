@@ -1,0 +1,448 @@
+//! Zarr v3 core data types and their fill values.
+use crate::core::error::{err, Error, ErrorCode, Result};
+use alloc::format;
+use alloc::vec::Vec;
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataType {
+    Bool,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt8,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    Float32,
+    Float64,
+    /// (real, imaginary) float32 pairs.
+    Complex64,
+    /// (real, imaginary) float64 pairs.
+    Complex128,
+    /// Opaque elements of this many bytes (`raw_bytes`).
+    RawBytes(u32),
+    /// Records of this many bytes with named fields (`structured`; the fields are in the
+    /// array's info).
+    Structured(u32),
+}
+
+/// One field of a structured data type: name, type, byte offset in the record.
+pub type Field = (alloc::string::String, DataType, u64);
+
+impl DataType {
+    pub fn parse(v: &Value) -> Result<DataType> {
+        let name = match v {
+            Value::String(s) => s.as_str(),
+            Value::Object(o) => {
+                let n = o.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
+                let conf = o.get("configuration");
+                return match n {
+                    "raw_bytes" => {
+                        let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
+                        match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
+                            Some(n) => Ok(DataType::RawBytes(n)),
+                            None => err(ErrorCode::InvalidMetadata, "raw_bytes needs a positive length_bytes"),
+                        }
+                    }
+                    "structured" => {
+                        let fields = Self::fields(v)?;
+                        let size = fields.iter().map(|f| f.2 + f.1.size() as u64).max().unwrap_or(0);
+                        match u32::try_from(size).ok().filter(|&n| n > 0) {
+                            Some(n) => Ok(DataType::Structured(n)),
+                            None => err(ErrorCode::InvalidMetadata, "structured data type has no fields"),
+                        }
+                    }
+                    _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}")),
+                };
+            }
+            _ => return err(ErrorCode::InvalidMetadata, "data_type must be a string"),
+        };
+        Ok(match name {
+            "bool" => DataType::Bool,
+            "int8" => DataType::Int8,
+            "int16" => DataType::Int16,
+            "int32" => DataType::Int32,
+            "int64" => DataType::Int64,
+            "uint8" => DataType::UInt8,
+            "uint16" => DataType::UInt16,
+            "uint32" => DataType::UInt32,
+            "uint64" => DataType::UInt64,
+            "float16" => DataType::Float16,
+            "float32" => DataType::Float32,
+            "float64" => DataType::Float64,
+            "complex64" => DataType::Complex64,
+            "complex128" => DataType::Complex128,
+            other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {other:?}")),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DataType::Bool => "bool",
+            DataType::Int8 => "int8",
+            DataType::Int16 => "int16",
+            DataType::Int32 => "int32",
+            DataType::Int64 => "int64",
+            DataType::UInt8 => "uint8",
+            DataType::UInt16 => "uint16",
+            DataType::UInt32 => "uint32",
+            DataType::UInt64 => "uint64",
+            DataType::Float16 => "float16",
+            DataType::Float32 => "float32",
+            DataType::Float64 => "float64",
+            DataType::Complex64 => "complex64",
+            DataType::Complex128 => "complex128",
+            DataType::RawBytes(_) => "raw_bytes",
+            DataType::Structured(_) => "structured",
+        }
+    }
+
+    pub fn size(self) -> usize {
+        match self {
+            DataType::Bool | DataType::Int8 | DataType::UInt8 => 1,
+            DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
+            DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
+            DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::Complex128 => 16,
+            DataType::RawBytes(n) | DataType::Structured(n) => n as usize,
+        }
+    }
+
+    /// The fields of a `structured` data type, packed in order (as zarr-python writes them):
+    /// `{"name": "structured", "configuration": {"fields": [["name", "int32"], …]}}`.
+    pub fn fields(v: &Value) -> Result<Vec<Field>> {
+        let list = v.get("configuration").and_then(|c| c.get("fields")).and_then(Value::as_array);
+        let list = list.ok_or_else(|| Error::new(ErrorCode::InvalidMetadata, "structured data type needs fields"))?;
+        let mut at = 0u64;
+        let mut out = Vec::new();
+        for f in list {
+            let (name, t) = match f.as_array().map(Vec::as_slice) {
+                Some([Value::String(n), t]) => (n.clone(), DataType::parse(t)?),
+                _ => return err(ErrorCode::InvalidMetadata, "structured fields are [name, data type] pairs"),
+            };
+            if matches!(t, DataType::Structured(_)) {
+                return err(ErrorCode::UnsupportedDataType, "nested structured data types are not supported");
+            }
+            out.push((name, t, at));
+            at = at.saturating_add(t.size() as u64);
+        }
+        Ok(out)
+    }
+
+    /// The unit whose bytes a big-endian encoding reverses: the element, or each part of a
+    /// complex number.
+    pub fn swap_unit(self) -> usize {
+        match self {
+            DataType::Complex64 => 4,
+            DataType::Complex128 => 8,
+            DataType::RawBytes(_) | DataType::Structured(_) => 1,
+            other => other.size(),
+        }
+    }
+}
+
+/// A fill value as the API reports it (exact for 64-bit integers).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Complex(f64, f64),
+    /// A raw or structured element: see [`FillValue::bytes`].
+    Bytes,
+}
+
+/// A parsed fill value: the element's little-endian bytes plus its reported value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FillValue {
+    pub bytes: Vec<u8>,
+    pub value: Scalar,
+}
+
+impl FillValue {
+    pub fn parse(dtype: DataType, v: &Value) -> Result<FillValue> {
+        let bad = || Error::new(ErrorCode::InvalidMetadata, format!("invalid fill_value {v} for {}", dtype.name()));
+        let int = |lo: i128, hi: i128| -> Result<i128> {
+            let x = match v {
+                Value::Number(n) => n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)),
+                _ => None,
+            };
+            // Integral floats such as 0.0 are accepted too.
+            let x = x.or_else(|| match v {
+                Value::Number(n) => n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15).map(|f| f as i128),
+                _ => None,
+            });
+            x.filter(|x| (lo..=hi).contains(x)).ok_or_else(bad)
+        };
+        Ok(match dtype {
+            DataType::Bool => {
+                let b = match v {
+                    Value::Bool(b) => *b,
+                    Value::Number(n) if n.as_u64() == Some(0) => false,
+                    Value::Number(n) if n.as_u64() == Some(1) => true,
+                    _ => return Err(bad()),
+                };
+                FillValue { bytes: alloc::vec![b as u8], value: Scalar::Bool(b) }
+            }
+            DataType::Int8 => Self::int(int(i8::MIN.into(), i8::MAX.into())? as i64, 1),
+            DataType::Int16 => Self::int(int(i16::MIN.into(), i16::MAX.into())? as i64, 2),
+            DataType::Int32 => Self::int(int(i32::MIN.into(), i32::MAX.into())? as i64, 4),
+            DataType::Int64 => Self::int(int(i64::MIN.into(), i64::MAX.into())? as i64, 8),
+            DataType::UInt8 => Self::uint(int(0, u8::MAX.into())? as u64, 1),
+            DataType::UInt16 => Self::uint(int(0, u16::MAX.into())? as u64, 2),
+            DataType::UInt32 => Self::uint(int(0, u32::MAX.into())? as u64, 4),
+            DataType::UInt64 => Self::uint(int(0, u64::MAX.into())? as u64, 8),
+            DataType::Float16 => {
+                let bits = match hex_bits(v, 2) {
+                    Some(b) => b as u16,
+                    None => f64_to_f16_bits(float_value(v).ok_or_else(bad)?),
+                };
+                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f16_bits_to_f64(bits)) }
+            }
+            DataType::Float32 => {
+                let bits = match hex_bits(v, 4) {
+                    Some(b) => b as u32,
+                    None => (float_value(v).ok_or_else(bad)? as f32).to_bits(),
+                };
+                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f32::from_bits(bits) as f64) }
+            }
+            DataType::Float64 => Self::float64(v).ok_or_else(bad)?,
+            DataType::RawBytes(n) | DataType::Structured(n) => {
+                let bytes = match v {
+                    Value::String(s) => base64(s).ok_or_else(bad)?,
+                    Value::Number(z) if z.as_u64() == Some(0) => alloc::vec![0; n as usize],
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                        .collect::<Option<_>>()
+                        .ok_or_else(bad)?,
+                    _ => return Err(bad()),
+                };
+                if bytes.len() != n as usize {
+                    return Err(bad());
+                }
+                FillValue { bytes, value: Scalar::Bytes }
+            }
+            DataType::Complex64 | DataType::Complex128 => {
+                let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
+                let (re, im) = match v {
+                    Value::Array(p) if p.len() == 2 => (&p[0], &p[1]),
+                    _ => return Err(bad()),
+                };
+                let (re, im) = (Self::parse(part, re)?, Self::parse(part, im)?);
+                let (Scalar::Float(a), Scalar::Float(b)) = (re.value, im.value) else { return Err(bad()) };
+                FillValue { bytes: [re.bytes, im.bytes].concat(), value: Scalar::Complex(a, b) }
+            }
+        })
+    }
+
+    fn float64(v: &Value) -> Option<FillValue> {
+        let bits = match hex_bits(v, 8) {
+            Some(b) => b,
+            None => float_value(v)?.to_bits(),
+        };
+        Some(FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f64::from_bits(bits)) })
+    }
+
+    /// All-zero bytes (formats without a fill value read absent chunks as 0).
+    pub fn zero(dtype: DataType) -> FillValue {
+        let value = match dtype {
+            DataType::Bool => Scalar::Bool(false),
+            DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Scalar::Int(0),
+            DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
+            DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
+            DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
+            DataType::RawBytes(_) | DataType::Structured(_) => Scalar::Bytes,
+        };
+        FillValue { bytes: alloc::vec![0; dtype.size()], value }
+    }
+
+    fn int(x: i64, size: usize) -> FillValue {
+        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::Int(x) }
+    }
+    fn uint(x: u64, size: usize) -> FillValue {
+        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::UInt(x) }
+    }
+
+    /// `n` elements of the fill value, or `TooLarge` when they cannot be had.
+    pub fn try_repeat(&self, n: usize) -> Result<Vec<u8>> {
+        let len = n.checked_mul(self.bytes.len()).ok_or_else(|| Error::new(ErrorCode::TooLarge, "size overflows"))?;
+        let mut out = crate::core::error::zeroed(len)?;
+        if self.bytes.iter().any(|&b| b != 0) && len > 0 {
+            let k = self.bytes.len();
+            out[..k].copy_from_slice(&self.bytes);
+            let mut have = k;
+            while have < len {
+                let m = have.min(len - have);
+                out.copy_within(0..m, have);
+                have += m;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Standard base64 (with or without padding); `None` on anything else.
+fn base64(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.trim_end_matches('=').bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+fn float_value(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `"0x7fc00000"`: the raw bit pattern, which must have exactly the element's width.
+fn hex_bits(v: &Value, size: usize) -> Option<u64> {
+    let s = v.as_str()?.strip_prefix("0x")?;
+    if s.len() != size * 2 {
+        return None;
+    }
+    u64::from_str_radix(s, 16).ok()
+}
+
+pub fn f16_bits_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((h >> 10) & 0x1f) as i32;
+    let frac = (h & 0x3ff) as f64;
+    match exp {
+        0 => sign * frac * pow2(-24),
+        0x1f if frac == 0.0 => sign * f64::INFINITY,
+        0x1f => f64::NAN,
+        e => sign * (1.0 + frac / 1024.0) * pow2(e - 15),
+    }
+}
+
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((1023 + e) as u64) << 52)
+}
+
+/// Round-to-nearest-even conversion, as numpy does.
+pub fn f64_to_f16_bits(x: f64) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < pow2(-25) || a == 0.0 {
+        // Below half the smallest subnormal (ties at exactly 2^-25 round to even = 0).
+        return sign;
+    }
+    let exp = ((bits >> 52) & 0x7ff) as i32 - 1023;
+    if exp < -14 {
+        // Subnormal: value = m * 2^-24 with m in 1..1023.
+        let m = a / pow2(-24);
+        return sign | round_even(m) as u16;
+    }
+    let mant = a / pow2(exp) - 1.0; // in [0, 1)
+    let m = round_even(mant * 1024.0);
+    let (e, m) = if m >= 1024 { (exp + 1, 0) } else { (exp, m) };
+    if e > 15 {
+        return sign | 0x7c00;
+    }
+    sign | (((e + 15) as u16) << 10) | m as u16
+}
+
+fn round_even(x: f64) -> u64 {
+    let f = x as u64; // floor for positive x
+    let r = x - f as f64;
+    if r > 0.5 || (r == 0.5 && f % 2 == 1) {
+        f + 1
+    } else {
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn int64_fill_is_exact() {
+        let f = FillValue::parse(DataType::Int64, &json!(-9007199254740993i64)).unwrap();
+        assert_eq!(f.value, Scalar::Int(-9007199254740993));
+        assert_eq!(f.bytes, (-9007199254740993i64).to_le_bytes());
+        let f = FillValue::parse(DataType::UInt64, &serde_json::from_str("18446744073709551615").unwrap()).unwrap();
+        assert_eq!(f.value, Scalar::UInt(u64::MAX));
+    }
+
+    #[test]
+    fn float_fills() {
+        let f = FillValue::parse(DataType::Float32, &json!("NaN")).unwrap();
+        assert!(matches!(f.value, Scalar::Float(x) if x.is_nan()));
+        let f = FillValue::parse(DataType::Float32, &json!("0x7fc00001")).unwrap();
+        assert_eq!(f.bytes, 0x7fc00001u32.to_le_bytes());
+        let f = FillValue::parse(DataType::Float64, &json!("-Infinity")).unwrap();
+        assert_eq!(f.value, Scalar::Float(f64::NEG_INFINITY));
+        let f = FillValue::parse(DataType::Float16, &json!(1.5)).unwrap();
+        assert_eq!(f.bytes, 0x3e00u16.to_le_bytes());
+        assert!(FillValue::parse(DataType::UInt8, &json!(256)).is_err());
+        assert!(FillValue::parse(DataType::Int8, &json!("x")).is_err());
+        assert_eq!(FillValue::parse(DataType::Bool, &json!(true)).unwrap().bytes, [1]);
+    }
+
+    #[test]
+    fn raw_and_structured() {
+        let t = DataType::parse(
+            &json!({"name": "structured", "configuration": {"fields": [["a", "int32"], ["b", "float64"]]}}),
+        )
+        .unwrap();
+        assert_eq!(t, DataType::Structured(12));
+        let f = FillValue::parse(t, &json!("AAAAAAAAAAAAAAAA")).unwrap();
+        assert_eq!(f.bytes, [0; 12]);
+        assert!(FillValue::parse(t, &json!("AAAA")).is_err());
+        let r = DataType::parse(&json!({"name": "raw_bytes", "configuration": {"length_bytes": 3}})).unwrap();
+        assert_eq!(FillValue::parse(r, &json!("AQID")).unwrap().bytes, [1, 2, 3]);
+        assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
+        assert!(base64("a*b").is_none());
+    }
+
+    #[test]
+    fn f16_round_trip() {
+        for h in 0u16..=0xffff {
+            let x = f16_bits_to_f64(h);
+            if x.is_nan() {
+                continue;
+            }
+            assert_eq!(f64_to_f16_bits(x), h, "{h:#x} {x}");
+        }
+        assert_eq!(f64_to_f16_bits(65504.0), 0x7bff);
+        assert_eq!(f64_to_f16_bits(1e10), 0x7c00);
+    }
+}

@@ -1,0 +1,153 @@
+//! Zarr v2: `.zarray` (+ `.zattrs`) read into the same [`ArrayMetadata`] as Zarr v3, its
+//! order, filters and compressor spelled as v3 codecs.
+use super::array::{ArrayMetadata, Format, Storage};
+use super::dtype::DataType;
+use super::grid::Grid;
+use super::json::{bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of};
+use super::keys::KeyEncoding;
+use crate::core::error::{err, invalid, ErrorCode, Result};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use serde_json::{Map, Value};
+
+/// A NumPy type string such as `<u2`, `>f8`, `|b1` → the data type and whether it is big endian.
+pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
+    let s = match v {
+        Value::String(s) => s.as_str(),
+        Value::Array(_) => return err(ErrorCode::UnsupportedDataType, format!("unsupported structured dtype {v}")),
+        _ => return Err(invalid("dtype must be a string")),
+    };
+    let (order, kind) = match s.as_bytes().first() {
+        Some(b'<' | b'|' | b'=') => (false, &s[1..]),
+        Some(b'>') => (true, &s[1..]),
+        _ => (false, s),
+    };
+    let t = match kind {
+        "b1" => DataType::Bool,
+        "i1" => DataType::Int8,
+        "i2" => DataType::Int16,
+        "i4" => DataType::Int32,
+        "i8" => DataType::Int64,
+        "u1" => DataType::UInt8,
+        "u2" => DataType::UInt16,
+        "u4" => DataType::UInt32,
+        "u8" => DataType::UInt64,
+        "f2" => DataType::Float16,
+        "f4" => DataType::Float32,
+        "f8" => DataType::Float64,
+        "c8" => DataType::Complex64,
+        "c16" => DataType::Complex128,
+        _ => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {s:?}")),
+    };
+    Ok((t, order && t.swap_unit() > 1))
+}
+
+/// `.zarray` plus the parsed `.zattrs` (empty when absent).
+pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+    let o = parse_object(text, ".zarray")?;
+    if o.get("zarr_format").and_then(Value::as_u64) != Some(2) {
+        return Err(invalid("zarr_format must be 2"));
+    }
+    let shape = shape_of(o.get("shape"), "shape", true)?;
+    let chunks = shape_of(o.get("chunks"), "chunks", false)?;
+    if chunks.len() != shape.len() {
+        return Err(invalid("chunks and shape have different lengths"));
+    }
+    let (data_type, big_endian) = parse_dtype(o.get("dtype").unwrap_or(&Value::Null))?;
+    let fill_value = fill_or_zero(data_type, o.get("fill_value"))?;
+    // Encoding order: the chunk in memory order, the filters, its bytes, the compressor.
+    let mut codecs: Vec<_> = memory_order(o.get("order"), shape.len(), "order")?.into_iter().collect();
+    match o.get("filters") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(f)) => {
+            for filter in f {
+                codecs.push(numcodecs(filter, "a filter")?);
+            }
+        }
+        Some(_) => return Err(invalid("filters must be a list or null")),
+    }
+    codecs.push(bytes_codec(big_endian));
+    match o.get("compressor") {
+        None | Some(Value::Null) => {}
+        Some(c) => codecs.push(numcodecs(c, "compressor")?),
+    }
+    let separator = match o.get("dimension_separator") {
+        None | Some(Value::Null) => '.',
+        Some(s) if s.as_str() == Some(".") => '.',
+        Some(s) if s.as_str() == Some("/") => '/',
+        Some(_) => return Err(invalid("dimension_separator must be \".\" or \"/\"")),
+    };
+    // xarray's convention for dimension names in Zarr v2.
+    let dimension_names = match attributes.get("_ARRAY_DIMENSIONS") {
+        Some(Value::Array(names)) if names.len() == shape.len() => {
+            Some(names.iter().map(|n| n.as_str().map(String::from)).collect())
+        }
+        _ => None,
+    };
+    Ok(ArrayMetadata {
+        format: Format::Zarr2,
+        storage: Storage::Zarr { grid: Grid::regular(&chunks, &shape), keys: KeyEncoding::V2 { separator }, codecs },
+        shape,
+        data_type,
+        fill_value,
+        attributes,
+        dimension_names,
+        fields: None,
+    })
+}
+
+/// `.zattrs` (or `{}` when absent).
+pub fn parse_attributes(text: Option<&[u8]>) -> Result<Map<String, Value>> {
+    match text {
+        None => Ok(Map::new()),
+        Some(t) => match serde_json::from_slice(t) {
+            Ok(Value::Object(m)) => Ok(m),
+            _ => Err(invalid(".zattrs must be a JSON object")),
+        },
+    }
+}
+
+/// `.zgroup`: only its version is checked.
+pub fn check_group(text: &[u8]) -> Result<()> {
+    match serde_json::from_slice::<Value>(text) {
+        Ok(v) if v.get("zarr_format").and_then(Value::as_u64) == Some(2) => Ok(()),
+        _ => Err(invalid(".zgroup must be a JSON object with zarr_format 2")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::metadata::json::Named;
+    use serde_json::json;
+
+    #[test]
+    fn dtypes() {
+        assert_eq!(parse_dtype(&json!("<u2")).unwrap(), (DataType::UInt16, false));
+        assert_eq!(parse_dtype(&json!(">f8")).unwrap(), (DataType::Float64, true));
+        assert_eq!(parse_dtype(&json!("|b1")).unwrap(), (DataType::Bool, false));
+        assert_eq!(parse_dtype(&json!(">u1")).unwrap(), (DataType::UInt8, false));
+        assert_eq!(parse_dtype(&json!("<M8[ns]")).unwrap_err().code, ErrorCode::UnsupportedDataType);
+        assert_eq!(parse_dtype(&json!([["a", "<i4"]])).unwrap_err().code, ErrorCode::UnsupportedDataType);
+    }
+
+    #[test]
+    fn zarray_as_v3_codecs() {
+        let z = br#"{"zarr_format":2,"shape":[5,6],"chunks":[2,3],"dtype":">i4","order":"F",
+            "compressor":{"id":"zlib","level":1},"fill_value":"NaN","filters":null}"#;
+        // NaN is not an int32.
+        assert_eq!(parse_array(z, Map::new()).unwrap_err().code, ErrorCode::InvalidMetadata);
+        let z = br#"{"zarr_format":2,"shape":[5,6],"chunks":[2,3],"dtype":">f4","order":"F",
+            "compressor":{"id":"zlib","level":1},"fill_value":"NaN","filters":[{"id":"delta","dtype":">f4"}],
+            "dimension_separator":"/"}"#;
+        let m = parse_array(z, Map::new()).unwrap();
+        let Storage::Zarr { keys, codecs, .. } = &m.storage else { panic!() };
+        assert_eq!(keys.key(&[1, 2]), "1/2");
+        let names: Vec<&str> = codecs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["transpose", "numcodecs.delta", "bytes", "numcodecs.zlib"]);
+        assert_eq!(codecs[0].configuration["order"], json!([1, 0]));
+        assert_eq!(codecs[2], bytes_codec(true));
+        assert_eq!(codecs[3], Named::new("numcodecs.zlib", json!({"level": 1}).as_object().unwrap().clone()));
+    }
+}

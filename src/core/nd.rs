@@ -1,0 +1,99 @@
+//! N-dimensional index arithmetic shared by codecs and the read path: C-order strides, index
+//! iteration and strided box copies. Imports `error` only.
+use super::error::{err, ErrorCode, Result};
+use alloc::vec::Vec;
+
+/// C-order (row-major) element strides of `shape`.
+pub fn c_strides(shape: &[u64]) -> Vec<u64> {
+    let mut s = alloc::vec![1u64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1].saturating_mul(shape[i + 1]);
+    }
+    s
+}
+
+/// Calls `f` with every index of `shape` in C order (once, with `[]`, for a 0-d shape).
+pub fn for_each_index(shape: &[u64], mut f: impl FnMut(&[u64])) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut idx = alloc::vec![0u64; shape.len()];
+    loop {
+        f(&idx);
+        let mut axis = shape.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            idx[axis] += 1;
+            if idx[axis] < shape[axis] {
+                break;
+            }
+            idx[axis] = 0;
+        }
+    }
+}
+
+/// Where a box starts in a buffer (in elements) and the buffer's element strides.
+#[derive(Clone, Copy, Debug)]
+pub struct Strided<'a> {
+    pub at: u64,
+    pub strides: &'a [u64],
+}
+
+/// Copy the box `extent` of `elem`-byte elements from `src` at `from` into `dst` at `to`.
+pub fn copy_box(src: &[u8], from: Strided, dst: &mut [u8], to: Strided, extent: &[u64], elem: usize) -> Result<()> {
+    let (src_at, src_strides, dst_at, dst_strides) = (from.at, from.strides, to.at, to.strides);
+    let n = extent.len();
+    let (outer, last) = if n == 0 { (&[][..], 1) } else { (&extent[..n - 1], extent[n - 1]) };
+    let (ss, ds) = if n == 0 { (1, 1) } else { (src_strides[n - 1], dst_strides[n - 1]) };
+    let mut result = Ok(());
+    for_each_index(outer, |idx| {
+        if result.is_err() {
+            return;
+        }
+        let s0 = src_at + idx.iter().zip(src_strides).map(|(i, s)| i * s).sum::<u64>();
+        let d0 = dst_at + idx.iter().zip(dst_strides).map(|(i, s)| i * s).sum::<u64>();
+        let (s0, d0) = (s0 as usize * elem, d0 as usize * elem);
+        if ss == 1 && ds == 1 {
+            let len = last as usize * elem;
+            match (src.get(s0..s0 + len), dst.get_mut(d0..d0 + len)) {
+                (Some(s), Some(d)) => d.copy_from_slice(s),
+                _ => result = err(ErrorCode::CorruptChunk, "chunk is smaller than its shape"),
+            }
+        } else {
+            for i in 0..last as usize {
+                let s = s0 + i * ss as usize * elem;
+                let d = d0 + i * ds as usize * elem;
+                match (src.get(s..s + elem), dst.get_mut(d..d + elem)) {
+                    (Some(s), Some(d)) => d.copy_from_slice(s),
+                    _ => {
+                        result = err(ErrorCode::CorruptChunk, "chunk is smaller than its shape");
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_copy() {
+        // Copy a transposed 2x3 source into a 2x3 C-order destination.
+        let src = [0u8, 3, 1, 4, 2, 5];
+        let mut dst = [9u8; 6];
+        let (from, to) = (Strided { at: 0, strides: &[1, 2] }, Strided { at: 0, strides: &[3, 1] });
+        copy_box(&src, from, &mut dst, to, &[2, 3], 1).unwrap();
+        assert_eq!(dst, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(c_strides(&[2, 3, 4]), [12, 4, 1]);
+        let mut seen = alloc::vec::Vec::new();
+        for_each_index(&[2, 2], |i| seen.push(i.to_vec()));
+        assert_eq!(seen, [[0, 0], [0, 1], [1, 0], [1, 1]]);
+    }
+}

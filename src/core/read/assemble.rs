@@ -1,0 +1,84 @@
+//! Region assembly: the output of a region read, filled with the fill value, and each
+//! chunk's box copied into place — from a decoded chunk, or as a box already cut elsewhere
+//! (by a decoding worker).
+use super::chunk::Chunk;
+use super::plan::Plan;
+use crate::core::codec::Decoded;
+use crate::core::error::{checked_bytes, err, ErrorCode, Result};
+use crate::core::metadata::FillValue;
+use crate::core::nd::{c_strides, copy_box, Strided};
+use alloc::format;
+use alloc::vec::Vec;
+
+pub struct Assembly {
+    out: Vec<u8>,
+    start: Vec<u64>,
+    out_strides: Vec<u64>,
+    /// The result's shape (integer-selected axes dropped).
+    shape: Vec<u64>,
+    elem: usize,
+    /// Per piece of the plan: its origin and box `[lo, hi)`.
+    boxes: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+}
+
+impl Assembly {
+    /// The output of a region plan, every element the fill value (its size was checked by
+    /// the plan; the allocation itself is fallible).
+    pub fn new(plan: &Plan, fill: &FillValue) -> Result<Assembly> {
+        let Some(region) = &plan.region else {
+            return err(ErrorCode::InvalidSelection, "only a region read is assembled");
+        };
+        let extent = region.extent();
+        let elem = fill.bytes.len();
+        let n = checked_bytes(&extent, elem as u64)? / elem.max(1);
+        Ok(Assembly {
+            out: fill.try_repeat(n)?,
+            start: region.start.clone(),
+            out_strides: c_strides(&extent),
+            shape: region.out_shape(),
+            elem,
+            boxes: plan.pieces.iter().map(|p| (p.origin.clone(), p.lo.clone(), p.hi.clone())).collect(),
+        })
+    }
+
+    fn piece(&self, i: usize) -> Result<&(Vec<u64>, Vec<u64>, Vec<u64>)> {
+        self.boxes.get(i).ok_or_else(|| crate::core::Error::new(ErrorCode::InvalidSelection, format!("no piece {i}")))
+    }
+
+    fn dst(&self, lo: &[u64]) -> u64 {
+        lo.iter().zip(&self.start).zip(&self.out_strides).map(|((l, a), s)| (l - a) * s).sum()
+    }
+
+    /// Copy piece `i`'s box out of its decoded chunk.
+    pub fn put(&mut self, i: usize, d: &Decoded) -> Result<()> {
+        let (origin, lo, hi) = self.piece(i)?.clone();
+        let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+        let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
+        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
+        copy_box(&d.bytes, Strided { at: src_at, strides: &d.strides }, &mut self.out, to, &ext, self.elem)
+    }
+
+    /// Paste piece `i`'s box, cut and C-ordered elsewhere (see [`cut`]).
+    pub fn paste(&mut self, i: usize, bytes: &[u8]) -> Result<()> {
+        let (_, lo, hi) = self.piece(i)?.clone();
+        let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
+        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
+        copy_box(bytes, Strided { at: 0, strides: &c_strides(&ext) }, &mut self.out, to, &ext, self.elem)
+    }
+
+    pub fn finish(self) -> Chunk {
+        let stride = c_strides(&self.shape);
+        Chunk { bytes: self.out, shape: self.shape, stride }
+    }
+}
+
+/// The box `[lo, hi)` (array coordinates) of a decoded chunk whose first element is at
+/// `origin`, C-ordered: what a decoding worker sends back for [`Assembly::paste`].
+pub fn cut(d: &Decoded, origin: &[u64], lo: &[u64], hi: &[u64], elem: usize) -> Result<Vec<u8>> {
+    let ext: Vec<u64> = lo.iter().zip(hi).map(|(l, h)| h.saturating_sub(*l)).collect();
+    let mut out = crate::core::error::zeroed(checked_bytes(&ext, elem as u64)?)?;
+    let src_at: u64 = lo.iter().zip(origin).zip(&d.strides).map(|((l, o), s)| l.saturating_sub(*o) * s).sum();
+    let to = Strided { at: 0, strides: &c_strides(&ext) };
+    copy_box(&d.bytes, Strided { at: src_at, strides: &d.strides }, &mut out, to, &ext, elem)?;
+    Ok(out)
+}

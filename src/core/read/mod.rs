@@ -1,0 +1,267 @@
+//! The read path: an [`Array`] of any format — its description, its layout, the store it reads
+//! through — and one entry point, [`Array::read`], for chunks and regions: plan, locate every
+//! chunk (indexes shared and cached), read their spans together (merged by the store), decode.
+//!
+//! May import: `error`, `nd`, `storage`, `metadata`, `codec`, `shard`, `layout`.
+pub mod assemble;
+pub mod chunk;
+pub mod plan;
+
+pub use chunk::{Chunk, Got};
+
+use crate::core::codec::Decoded;
+use crate::core::error::{checked_bytes, err, Error, ErrorCode, Result};
+use crate::core::layout::{build, Layout};
+use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
+use crate::core::nd::c_strides;
+use crate::core::shard::{locate, ByteSpan, IndexFormat};
+use crate::core::storage::{self, ByteRange, HttpClient, Store};
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use assemble::Assembly;
+use core::cell::Cell;
+use futures_util::stream::{self, StreamExt};
+use plan::{Plan, Sel, Want};
+
+/// How many chunks a read locates at once.
+const CONCURRENCY: usize = 32;
+
+/// Counters of an array's reads (shared by the scales of one volume).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub store: storage::Stats,
+    /// Time spent decoding here (with a clock), in milliseconds.
+    pub decode_ms: f64,
+}
+
+pub struct Array {
+    /// Base URL (no trailing slash, no query); keys are appended to it.
+    base: String,
+    /// The array's own URL, as reported (the base, except in layouts keyed from a store root).
+    url: String,
+    /// The query string (a signed URL's token), kept on every request.
+    query: String,
+    meta: ArrayMetadata,
+    layout: Box<dyn Layout>,
+    store: Rc<Store>,
+    docs: Documents,
+    /// Milliseconds from some origin, to time decoding (the core has no clock of its own).
+    clock: Option<fn() -> f64>,
+    decode_ms: Rc<Cell<f64>>,
+}
+
+impl Array {
+    /// The array `docs` describe, its keys under `base` (plus `query`), read through `store`.
+    pub fn new(base: String, query: String, docs: Documents, store: Rc<Store>) -> Result<Self> {
+        let meta = describe(&docs)?;
+        let layout = build(&meta)?;
+        let decode_ms = Rc::new(Cell::new(0.0));
+        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms })
+    }
+
+    /// Time decoding with `clock` (milliseconds).
+    pub fn with_clock(mut self, clock: Option<fn() -> f64>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Another scale of the same multi-scale volume (Neuroglancer precomputed), built from the
+    /// metadata already read: no request; caches and counters are shared.
+    pub fn with_scale(&self, scale: String) -> Result<Array> {
+        if self.meta.format != Format::Precomputed {
+            return err(ErrorCode::InvalidSelection, format!("{}: only precomputed volumes have scales", self.url));
+        }
+        let docs = Documents { scale: Some(scale), ..self.docs.clone() };
+        let mut a = Array::new(self.base.clone(), self.query.clone(), docs, self.store.clone())?;
+        a.url = self.url.clone();
+        a.clock = self.clock;
+        a.decode_ms = self.decode_ms.clone();
+        Ok(a)
+    }
+
+    /// Report `url` as the array's URL (keys stay relative to the base).
+    pub fn at(mut self, url: String) -> Self {
+        self.url = url;
+        self
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+    /// What the array was built from.
+    pub fn documents(&self) -> &Documents {
+        &self.docs
+    }
+    pub fn metadata(&self) -> &ArrayMetadata {
+        &self.meta
+    }
+    pub fn dtype(&self) -> DataType {
+        self.meta.data_type
+    }
+    /// The read-chunk grid: what chunk coordinates index.
+    pub fn grid(&self) -> &Grid {
+        self.layout.grid()
+    }
+    /// The storage object's chunk shape when chunks are sharded on a regular grid.
+    pub fn shard_shape(&self) -> Option<Vec<u64>> {
+        self.layout.shard_shape()
+    }
+    /// Whether decoding a chunk is real work (see [`Layout::costly_decode`]).
+    pub fn costly_decode(&self) -> bool {
+        self.layout.costly_decode()
+    }
+    pub fn stats(&self) -> Stats {
+        Stats { store: self.store.stats(), decode_ms: self.decode_ms.get() }
+    }
+
+    /// The URL of the storage object at `key`.
+    pub fn key_url(&self, key: &str) -> String {
+        format!("{}/{}{}", self.base, key, self.query)
+    }
+
+    /// The plan of a read (see [`Want`]).
+    pub fn plan(&self, want: Want) -> Result<Plan> {
+        match want {
+            Want::Chunks(list) => Plan::chunks(self.grid(), list),
+            Want::Region(sel) => Plan::region(self.grid(), sel, self.dtype().size()),
+        }
+        .map_err(|e| e.at(&self.url))
+    }
+
+    /// Decode the stored bytes of read chunk `coords`.
+    pub fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
+        let Some(now) = self.clock else { return self.layout.decode(coords, bytes) };
+        let t0 = now();
+        let r = self.layout.decode(coords, bytes);
+        self.decode_ms.set(self.decode_ms.get() + (now() - t0));
+        r
+    }
+
+    /// A decoded read chunk as the API returns it: its shape clipped to the array.
+    pub fn chunk_of(&self, coords: &[u64], d: Decoded) -> Chunk {
+        Chunk { bytes: d.bytes, shape: self.grid().clipped(coords), stride: d.strides }
+    }
+
+    /// An absent chunk: the fill value.
+    pub fn fill_chunk(&self, coords: &[u64]) -> Result<Chunk> {
+        let shape = self.grid().clipped(coords);
+        let n = checked_bytes(&shape, self.dtype().size() as u64)? / self.dtype().size().max(1);
+        Ok(Chunk { bytes: self.meta.fill_value.try_repeat(n)?, stride: c_strides(&shape), shape })
+    }
+
+    /// The object URL of chunk `coords` and the chunk's span in it (`None`: absent).
+    async fn locate<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<(String, Option<ByteSpan>)> {
+        let at = self.layout.locate(coords).map_err(|e| e.at(&self.url))?;
+        let url = self.key_url(&at.key);
+        let levels: Vec<(&dyn IndexFormat, u64)> = at.levels.iter().map(|(f, k)| (&**f, *k)).collect();
+        let span = locate(&self.store, c, &url, &levels).await?;
+        Ok((url, span))
+    }
+
+    /// Read the pieces of `plan`, handing each to `each` as its bytes arrive: decoded here
+    /// when `decode`, else as stored (for a decoder elsewhere). Every chunk is located first
+    /// (index reads are shared), then the store reads all their spans together, with as few
+    /// requests as neighbours allow. An error from `each` stops the read.
+    pub async fn read<C: HttpClient>(
+        &self,
+        c: &C,
+        plan: &Plan,
+        decode: bool,
+        mut each: impl FnMut(usize, Result<Got>) -> Result<()>,
+    ) -> Result<()> {
+        let grid = self.grid();
+        let mut valid = Vec::new();
+        for (i, p) in plan.pieces.iter().enumerate() {
+            if grid.contains(&p.coords) {
+                valid.push(i);
+            } else {
+                let why = format!("{}: chunk {:?} is outside the chunk grid {:?}", self.url, p.coords, grid.count());
+                each(i, Err(Error::new(ErrorCode::InvalidSelection, why)))?;
+            }
+        }
+        // 1. Where every chunk is.
+        let mut located: Vec<(usize, Result<(String, Option<ByteSpan>)>)> =
+            stream::iter(valid.iter().map(|&i| async move { (i, self.locate(c, &plan.pieces[i].coords).await) }))
+                .buffer_unordered(CONCURRENCY)
+                .collect()
+                .await;
+        located.sort_by_key(|(i, _)| *i);
+        // 2. Their spans, read together.
+        let mut wanted: Vec<(String, ByteRange)> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for (i, r) in located {
+            match r {
+                Err(e) => each(i, Err(e))?,
+                Ok((_, None)) => each(i, Ok(Got::Absent))?,
+                Ok((url, Some(span))) => {
+                    wanted.push((url, span.range()));
+                    owner.push(i);
+                }
+            }
+        }
+        let mut seen = alloc::vec![false; wanted.len()];
+        let r = self
+            .store
+            .read_spans(c, &wanted, |k, got| {
+                seen[k] = true;
+                let i = owner[k];
+                let got = match got {
+                    Ok(None) => Ok(Got::Absent),
+                    Ok(Some(bytes)) if decode => {
+                        let url = &wanted[k].0;
+                        self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url))
+                    }
+                    Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
+                    Err(e) => Err(e),
+                };
+                each(i, got)
+            })
+            .await;
+        let failure = match r {
+            Err(e) => e,
+            Ok(()) => Error::new(ErrorCode::CorruptShard, "chunk was never read"),
+        };
+        for (k, done) in seen.into_iter().enumerate() {
+            if !done {
+                each(owner[k], Err(failure.clone()))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One chunk, decoded (a shorthand for [`read`](Self::read) of one chunk).
+    pub async fn chunk<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Chunk> {
+        let plan = self.plan(Want::Chunks(&[coords.to_vec()]))?;
+        let mut out = None;
+        self.read(c, &plan, true, |_, got| {
+            out = Some(got);
+            Ok(())
+        })
+        .await?;
+        match out {
+            Some(Ok(Got::Decoded(d))) => Ok(self.chunk_of(coords, d)),
+            Some(Ok(_)) => self.fill_chunk(coords),
+            Some(Err(e)) => Err(e),
+            None => Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")),
+        }
+    }
+
+    /// A region, assembled from every chunk it touches (a shorthand for [`read`](Self::read)
+    /// of a region plan into an [`Assembly`]).
+    pub async fn region<C: HttpClient>(&self, c: &C, sel: &[Sel]) -> Result<Chunk> {
+        let plan = self.plan(Want::Region(sel))?;
+        let mut out = Assembly::new(&plan, &self.meta.fill_value).map_err(|e| e.at(&self.url))?;
+        self.read(c, &plan, true, |i, got| match got? {
+            Got::Decoded(d) => {
+                let coords = &plan.pieces[i].coords;
+                out.put(i, &d).map_err(|e| e.at(&format!("{} chunk {coords:?}", self.url)))
+            }
+            _ => Ok(()),
+        })
+        .await?;
+        Ok(out.finish())
+    }
+}

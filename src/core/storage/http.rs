@@ -1,0 +1,83 @@
+//! The HTTP client trait, byte ranges, and what an answer's status means for a read.
+//!
+//! The binding layer implements [`HttpClient`] with `fetch`; tests implement it in memory.
+use crate::core::error::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request<'a> {
+    pub method: Method,
+    pub url: &'a str,
+    /// The `Range` header value, e.g. `bytes=0-99` or `bytes=-100`.
+    pub range: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Response {
+    pub status: u16,
+    pub content_range: Option<String>,
+    pub content_length: Option<u64>,
+    pub body: Vec<u8>,
+}
+
+/// One HTTP exchange. Transport failures are `Network` errors, cancellations `Aborted`.
+pub trait HttpClient {
+    async fn send(&self, req: Request<'_>) -> Result<Response>;
+    /// Whether this caller's own request was cancelled.
+    fn is_aborted(&self) -> bool {
+        false
+    }
+}
+
+/// Which bytes of an object to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ByteRange {
+    Full,
+    Range {
+        offset: u64,
+        len: u64,
+    },
+    /// The last `n` bytes.
+    Suffix(u64),
+}
+
+/// `bytes a-b/total` → (a, b, total); total may be `*`.
+pub fn parse_content_range(v: &str) -> Option<(u64, u64, Option<u64>)> {
+    let rest = v.trim().strip_prefix("bytes")?.trim_start();
+    let (span, total) = rest.split_once('/')?;
+    let (a, b) = span.split_once('-')?;
+    let total = if total.trim() == "*" { None } else { Some(total.trim().parse().ok()?) };
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?, total))
+}
+
+/// What a status means for a read.
+pub(crate) enum Status {
+    Partial,
+    Whole,
+    Missing,
+    Refused,
+}
+
+pub(crate) fn classify(url: &str, status: u16, treat403_as_missing: bool) -> Result<Status> {
+    match status {
+        206 => Ok(Status::Partial),
+        200 => Ok(Status::Whole),
+        404 | 410 => Ok(Status::Missing),
+        403 if treat403_as_missing => Ok(Status::Missing),
+        400 | 416 => Ok(Status::Refused),
+        s => Err(Error::new(ErrorCode::HttpError, format!("{url}: HTTP {s}")).with_status(s)),
+    }
+}
+
+/// An answer whose bytes are not the ones asked for.
+pub(crate) fn short(url: &str, what: &str) -> Error {
+    Error::new(ErrorCode::CorruptShard, format!("{url}: {what}"))
+}

@@ -1,0 +1,491 @@
+//! [`Store`]: byte reads of one store's objects — HTTP fallbacks, in-flight sharing, a
+//! byte-bounded cache, coalescing of spans wanted together, counters.
+use super::cache::Lru;
+use super::coalesce::coalesce;
+use super::dedup::Dedup;
+use super::http::{classify, parse_content_range, short, ByteRange, HttpClient, Method, Request, Response, Status};
+use crate::core::error::{Error, ErrorCode, Result};
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::any::Any;
+use core::cell::{Cell, RefCell};
+use core::future::Future;
+use futures_util::stream::{self, StreamExt};
+
+/// How many requests one batch keeps in flight (the binding's per-origin limit applies too).
+const CONCURRENCY: usize = 32;
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Bytes of derived values (shard indexes), whole objects and held merged reads kept.
+    pub cache_bytes: usize,
+    /// S3 answers 403 for a missing key when listing is not allowed.
+    pub treat403_as_missing: bool,
+    /// Spans of one object wanted together are read in one request when the bytes between
+    /// them are fewer than this…
+    pub merge_gap: u64,
+    /// …and the request stays within this many bytes.
+    pub merge_max: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { cache_bytes: 64 << 20, treat403_as_missing: false, merge_gap: 256 << 10, merge_max: 16 << 20 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub requests: u64,
+    pub bytes: u64,
+    /// Spans served by [`Store::read_spans`] (absent ones not counted).
+    pub spans: u64,
+    /// Requests that served more than one span.
+    pub merged_requests: u64,
+    /// Spans served from the held bytes of an earlier merged read (no request; also in `spans`).
+    pub held_hits: u64,
+    /// Derived values ([`Store::memo`]) found in the cache, and computed.
+    pub memo_hits: u64,
+    pub memo_fills: u64,
+}
+
+/// What the cache holds about one object, keyed by (URL, slot).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    /// The whole object (a server sent it unasked), or the fact that it does not exist.
+    Object,
+    /// Bytes from an offset: a merged read whose gaps may hold spans wanted later.
+    Held(u64),
+    /// A value an upper layer computed from the object's bytes, under that layer's key.
+    Derived(Vec<u64>),
+}
+
+#[derive(Clone)]
+enum Entry {
+    Object(Rc<Vec<u8>>),
+    /// The object does not exist (404): every later read of it is answered without a request.
+    Missing,
+    Held(Rc<Vec<u8>>),
+    Derived(Rc<dyn Any>),
+}
+
+type Key = (String, Slot);
+
+/// Bytes read, with the object's total size when the answer told it.
+#[derive(Clone)]
+pub struct RangeRead {
+    pub bytes: Vec<u8>,
+    pub object_size: Option<u64>,
+}
+
+/// One request of a batch: `range` of `url`, serving spans (input index, offset in the
+/// answer, length; `None`: the whole answer).
+type Job = (String, ByteRange, Vec<(usize, u64, Option<u64>)>);
+
+pub struct Store {
+    config: Config,
+    cache: RefCell<Lru<Key, Entry>>,
+    memos: Dedup<Key, Rc<dyn Any>>,
+    /// Range reads under way: a read inside one of them waits for it instead of asking again.
+    reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
+    /// Set once the server mishandled a suffix range: go straight to HEAD + range.
+    no_suffix: Cell<bool>,
+    stats: Cell<Stats>,
+}
+
+impl Store {
+    pub fn new(config: Config) -> Self {
+        Store {
+            cache: RefCell::new(Lru::new(config.cache_bytes)),
+            config,
+            memos: Dedup::default(),
+            reads: Dedup::default(),
+            no_suffix: Cell::new(false),
+            stats: Cell::new(Stats::default()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats.get()
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Stats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+
+    /// Drop everything cached about the object at `url` (its bytes, derived values).
+    pub fn forget(&self, url: &str) {
+        let lo = (url.to_string(), Slot::Object);
+        let mut cache = self.cache.borrow_mut();
+        let keys: Vec<Key> = cache.keys_from(&lo).take_while(|k| k.0 == url).cloned().collect();
+        keys.iter().for_each(|k| cache.remove(k));
+    }
+
+    async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<Response> {
+        if c.is_aborted() {
+            return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
+        }
+        let r = c.send(Request { method, url, range }).await.map_err(|e| e.at(url))?;
+        self.count(|s| {
+            s.requests += 1;
+            s.bytes += r.body.len() as u64;
+        });
+        Ok(r)
+    }
+
+    /// Read `range` of the object at `url`; `None` when the object does not exist.
+    pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
+        match cached {
+            Some(Entry::Object(whole)) => return slice_whole(url, &whole, range).map(Some),
+            Some(Entry::Missing) => return Ok(None),
+            _ => {}
+        }
+        if let ByteRange::Range { offset, len } = range {
+            if let Some(bytes) = self.held(url, offset, len) {
+                return Ok(Some(RangeRead { bytes, object_size: None }));
+            }
+        }
+        let got = match range {
+            ByteRange::Range { offset, len } if len > 0 => self.shared_range(c, url, offset, len).await?,
+            _ => self.fetch(c, url, range).await?,
+        };
+        if got.is_none() {
+            // One 404 per object, however many of its indexes or spans are wanted.
+            self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+        }
+        Ok(got)
+    }
+
+    /// Read many spans (`ByteRange::Range` or `Full`) of one or more objects with as few
+    /// requests as possible, handing each to `each` as its bytes arrive (`None`: the object
+    /// does not exist). Spans already held need no request; spans inside a read under way wait
+    /// for it; the rest are sorted and merged per object across gaps below `merge_gap` into
+    /// requests of at most `merge_max` bytes, whose unasked bytes are held for later. An error
+    /// from `each` stops the batch.
+    pub async fn read_spans<C: HttpClient>(
+        &self,
+        c: &C,
+        wanted: &[(String, ByteRange)],
+        mut each: impl FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
+    ) -> Result<()> {
+        let mut by_url: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, (url, _)) in wanted.iter().enumerate() {
+            by_url.entry(url.as_str()).or_default().push(i);
+        }
+        let mut jobs: Vec<Job> = Vec::new();
+        for (url, items) in by_url {
+            let mut spans: Vec<(usize, u64, u64)> = Vec::new();
+            let mut held = Vec::new();
+            for i in items {
+                match wanted[i].1 {
+                    ByteRange::Range { offset, len } => match self.held(url, offset, len) {
+                        Some(bytes) => held.push((i, bytes)),
+                        None => spans.push((i, offset, len)),
+                    },
+                    whole => jobs.push((url.into(), whole, alloc::vec![(i, 0, None)])),
+                }
+            }
+            let n = held.len() as u64;
+            self.count(|s| {
+                s.spans += n;
+                s.held_hits += n;
+            });
+            for (i, bytes) in held {
+                each(i, Ok(Some(bytes)))?;
+            }
+            // Spans inside a read under way (an earlier batch's merged run) wait for it alone:
+            // merged with others into a wider range, they would be sent again.
+            spans.retain(|&(i, offset, len)| {
+                if !self.reading(url, offset, len) {
+                    return true;
+                }
+                jobs.push((url.into(), ByteRange::Range { offset, len }, alloc::vec![(i, 0, Some(len))]));
+                false
+            });
+            let offsets: Vec<(u64, u64)> = spans.iter().map(|s| (s.1, s.2)).collect();
+            let free = |a, b| !self.reading_any(url, a, b);
+            for run in coalesce(&offsets, self.config.merge_gap, self.config.merge_max, &free) {
+                let members = run.members.iter().map(|&(k, at)| (spans[k].0, at, Some(offsets[k].1))).collect();
+                jobs.push((url.into(), ByteRange::Range { offset: run.offset, len: run.len }, members));
+            }
+        }
+        let mut fetches = stream::iter(jobs.into_iter().map(|(url, range, members)| async move {
+            let got = self.read(c, &url, range).await;
+            (url, range, got, members)
+        }))
+        .buffer_unordered(CONCURRENCY);
+        while let Some((url, range, got, members)) = fetches.next().await {
+            let fetched = match got {
+                Ok(Some(f)) => f,
+                // The object went missing (or the read failed): every span of it says so.
+                Ok(None) => {
+                    members.iter().try_for_each(|m| each(m.0, Ok(None)))?;
+                    continue;
+                }
+                Err(e) => {
+                    members.iter().try_for_each(|m| each(m.0, Err(e.clone())))?;
+                    continue;
+                }
+            };
+            let n = members.len() as u64;
+            self.count(|s| {
+                s.spans += n;
+                s.merged_requests += u64::from(n > 1);
+            });
+            let single = members.len() == 1 && members[0].1 == 0;
+            let bytes = Rc::new(fetched.bytes);
+            if let ByteRange::Range { offset, len } = range {
+                let asked: u64 = members.iter().filter_map(|m| m.2).sum();
+                if asked < len {
+                    // The gaps may hold spans asked for a moment later (a viewer's next tiles).
+                    self.hold(&url, offset, bytes.clone());
+                }
+            }
+            let mut whole = Some(bytes);
+            for (i, at, len) in members {
+                let piece = match (single, len) {
+                    // The answer is this span: hand the buffer over (no copy unless held).
+                    (true, _) | (_, None) => whole
+                        .take()
+                        .map(|b| Rc::try_unwrap(b).unwrap_or_else(|kept| (*kept).clone()))
+                        .unwrap_or_default(),
+                    (false, Some(n)) => match whole.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
+                        Some(p) => p.to_vec(),
+                        None => {
+                            each(i, Err(short(&url, "short read")))?;
+                            continue;
+                        }
+                    },
+                };
+                each(i, Ok(Some(piece)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A value computed from the object at `url` by an upper layer (a decoded shard index),
+    /// under that layer's `key`: cached within the byte budget (`size` of it), and computed
+    /// once however many callers want it at the same time.
+    pub async fn memo<C, V, F, Fut>(
+        &self,
+        c: &C,
+        url: &str,
+        key: Vec<u64>,
+        size: fn(&V) -> usize,
+        work: F,
+    ) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        let key: Key = (url.to_string(), Slot::Derived(key));
+        let cached = self.cache.borrow_mut().get(&key);
+        if let Some(Entry::Derived(v)) = cached {
+            if let Ok(v) = v.downcast::<V>() {
+                self.count(|s| s.memo_hits += 1);
+                return Ok(v);
+            }
+        }
+        let compute = || async {
+            let v = work().await?;
+            self.count(|s| s.memo_fills += 1);
+            let n = size(&v);
+            let v: Rc<dyn Any> = Rc::new(v);
+            self.cache.borrow_mut().put(key.clone(), Entry::Derived(v.clone()), n);
+            Ok(v)
+        };
+        let v = self.memos.run(key.clone(), || c.is_aborted(), compute).await?;
+        v.downcast::<V>()
+            .map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
+    }
+
+    /// A range read, or a share of one under way that covers it.
+    async fn shared_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
+        let end = offset.saturating_add(len);
+        let key = (url.to_string(), offset, len);
+        let covers = |k: &(String, u64, u64)| k.0 == url && k.1 <= offset && end <= k.1.saturating_add(k.2);
+        let work = || async {
+            let r = self.fetch(c, url, ByteRange::Range { offset, len }).await?;
+            Ok(r.map(Rc::new))
+        };
+        let ((_, start, _), got) = self.reads.run_covered(key, covers, || c.is_aborted(), work).await?;
+        let Some(f) = got else { return Ok(None) };
+        if start == offset && f.bytes.len() as u64 == len {
+            return Ok(Some(Rc::try_unwrap(f).unwrap_or_else(|shared| (*shared).clone())));
+        }
+        // Another read's answer: our part of it.
+        let from = (offset - start) as usize;
+        match f.bytes.get(from..from + len as usize) {
+            Some(piece) => Ok(Some(RangeRead { bytes: piece.to_vec(), object_size: f.object_size })),
+            None => Err(short(url, "shared read is shorter than its range")),
+        }
+    }
+
+    async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        match range {
+            ByteRange::Full => {
+                let r = self.send(c, Method::Get, url, None).await?;
+                match classify(url, r.status, self.config.treat403_as_missing)? {
+                    Status::Missing => Ok(None),
+                    Status::Whole | Status::Partial => {
+                        let n = r.body.len() as u64;
+                        Ok(Some(RangeRead { bytes: r.body, object_size: Some(n) }))
+                    }
+                    Status::Refused => Err(http_error(url, r.status)),
+                }
+            }
+            ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
+            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
+            ByteRange::Suffix(n) => self.read_suffix(c, url, n).await,
+        }
+    }
+
+    /// The last `n` bytes: a suffix range, or (for servers that mishandle those) HEAD for the
+    /// size, then an explicit range.
+    async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64) -> Result<Option<RangeRead>> {
+        if !self.no_suffix.get() {
+            let r = self.send(c, Method::Get, url, Some(format!("bytes=-{n}"))).await?;
+            match classify(url, r.status, self.config.treat403_as_missing)? {
+                Status::Missing => return Ok(None),
+                Status::Whole => return self.keep_whole(url, r.body, ByteRange::Suffix(n)).map(Some),
+                Status::Partial => {
+                    if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
+                        if total < n {
+                            return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
+                        }
+                        let end = b.checked_add(1);
+                        if end != Some(total)
+                            || end.and_then(|e| e.checked_sub(a)) != Some(n)
+                            || r.body.len() as u64 != n
+                        {
+                            return Err(short(url, "suffix range answer does not match the request"));
+                        }
+                        return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
+                    }
+                    // 206 without a readable Content-Range: where those bytes sit is unknown.
+                }
+                Status::Refused => {}
+            }
+            self.no_suffix.set(true);
+        }
+        let h = self.send(c, Method::Head, url, None).await?;
+        match classify(url, h.status, self.config.treat403_as_missing)? {
+            Status::Missing => return Ok(None),
+            Status::Whole | Status::Partial => {}
+            Status::Refused => return Err(http_error(url, h.status)),
+        }
+        let size = h.content_length.ok_or_else(|| {
+            Error::new(
+                ErrorCode::HttpError,
+                format!("{url}: server refuses suffix ranges and its HEAD answer has no Content-Length; not fetching the whole object"),
+            )
+        })?;
+        if size < n {
+            return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+        }
+        let f = self.read_range(c, url, size - n, n).await?;
+        Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
+    }
+
+    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
+        let last = offset.checked_add(len - 1).ok_or_else(|| short(url, "range overflows"))?;
+        let r = self.send(c, Method::Get, url, Some(format!("bytes={offset}-{last}"))).await?;
+        match classify(url, r.status, self.config.treat403_as_missing)? {
+            Status::Missing => Ok(None),
+            Status::Whole => self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
+            Status::Partial => {
+                let cr = r.content_range.as_deref().and_then(parse_content_range);
+                if let Some((a, _, _)) = cr {
+                    if a != offset {
+                        return Err(short(url, &format!("asked for bytes from {offset}, got from {a}")));
+                    }
+                }
+                if r.body.len() as u64 != len {
+                    return Err(short(url, &format!("asked for {len} bytes at {offset}, got {}", r.body.len())));
+                }
+                Ok(Some(RangeRead { bytes: r.body, object_size: cr.and_then(|c| c.2) }))
+            }
+            Status::Refused if r.status == 416 => {
+                Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
+            }
+            Status::Refused => Err(http_error(url, r.status)),
+        }
+    }
+
+    /// A 200 answer to a ranged request: slice it, and keep it for later reads of this object.
+    fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<RangeRead> {
+        let f = slice_whole(url, &body, range)?;
+        let n = body.len();
+        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Object(Rc::new(body)), n);
+        Ok(f)
+    }
+
+    /// Hold the answer to a merged read (`bytes` from `offset`) whose gaps hold bytes nobody
+    /// asked for yet: a later read inside it needs no request.
+    fn hold(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>) {
+        let n = bytes.len();
+        self.cache.borrow_mut().put((url.to_string(), Slot::Held(offset)), Entry::Held(bytes), n);
+    }
+
+    /// Whether a range read under way covers `len` bytes at `offset` of `url`.
+    fn reading(&self, url: &str, offset: u64, len: u64) -> bool {
+        let end = offset.saturating_add(len);
+        self.reads.any(|(u, start, n)| u == url && *start <= offset && end <= start.saturating_add(*n))
+    }
+
+    /// Whether a range read under way holds any of the bytes `[a, b)` of `url`.
+    fn reading_any(&self, url: &str, a: u64, b: u64) -> bool {
+        self.reads.any(|(u, start, n)| u == url && *start < b && a < start.saturating_add(*n))
+    }
+
+    /// `len` bytes at `offset` of `url` from a held merged read, if one holds them. Held reads
+    /// may overlap (a later, smaller one inside an earlier one): any starting up to `merge_max`
+    /// before `offset` may cover it.
+    fn held(&self, url: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let end = offset.checked_add(len)?;
+        let lo = (url.to_string(), Slot::Held(offset.saturating_sub(self.config.merge_max)));
+        let hi = (url.to_string(), Slot::Held(offset));
+        let covers = |k: &Key, v: &Entry| match (&k.1, v) {
+            (Slot::Held(start), Entry::Held(b)) => start.saturating_add(b.len() as u64) >= end,
+            _ => false,
+        };
+        let (key, value) = self.cache.borrow_mut().find_below(&lo, &hi, covers)?;
+        let ((_, Slot::Held(start)), Entry::Held(bytes)) = (key, value) else { return None };
+        let from = usize::try_from(offset - start).ok()?;
+        Some(bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?.to_vec())
+    }
+}
+
+fn http_error(url: &str, status: u16) -> Error {
+    Error::new(ErrorCode::HttpError, format!("{url}: HTTP {status}")).with_status(status)
+}
+
+fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<RangeRead> {
+    let size = whole.len() as u64;
+    let (a, b) = match range {
+        ByteRange::Full => (0, size),
+        ByteRange::Range { offset, len } => (offset, offset.saturating_add(len)),
+        ByteRange::Suffix(n) => {
+            if n > size {
+                return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+            }
+            (size - n, size)
+        }
+    };
+    if b > size {
+        return Err(short(url, &format!("bytes {a}..{b} lie beyond the end of the {size}-byte object")));
+    }
+    Ok(RangeRead { bytes: whole[a as usize..b as usize].to_vec(), object_size: Some(size) })
+}

@@ -1,0 +1,215 @@
+//! JS values in and out: errors, numbers, JSON, options, coordinates, selections, chunks.
+use super::fetch::FetchClient;
+use crate::core::metadata::{DataType, Format, Scalar};
+use crate::core::open::OpenOptions;
+use crate::core::read::plan::Sel;
+use crate::core::read::Chunk;
+use crate::core::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::{Array, Function, Object, Reflect, Uint8Array};
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::AbortSignal;
+
+pub fn to_js(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    err.set_name("ShardfetchError");
+    Reflect::set(&err, &"code".into(), &e.code.as_str().into()).ok();
+    if let Some(s) = e.status {
+        Reflect::set(&err, &"status".into(), &s.into()).ok();
+    }
+    err.into()
+}
+
+pub fn set(o: &Object, k: &str, v: impl Into<JsValue>) {
+    Reflect::set(o, &k.into(), &v.into()).ok();
+}
+
+pub fn numbers(v: &[u64]) -> Array {
+    v.iter().map(|&x| JsValue::from(x as f64)).collect()
+}
+
+pub fn json_to_js(v: &Value) -> JsValue {
+    let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
+    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
+}
+
+pub fn map_to_js(m: &Map<String, Value>) -> JsValue {
+    let text = serde_json::to_string(m).unwrap_or_else(|_| "{}".into());
+    js_sys::JSON::parse(&text).unwrap_or_else(|_| Object::new().into())
+}
+
+fn get(o: &JsValue, k: &str) -> Option<JsValue> {
+    Reflect::get(o, &k.into()).ok().filter(|v| !v.is_undefined() && !v.is_null())
+}
+
+/// A non-negative integer that a JS number represents exactly.
+pub fn index_of(v: &JsValue, what: &str) -> Result<u64> {
+    match v.as_f64() {
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9007199254740991.0 => Ok(x as u64),
+        _ => Err(Error::new(ErrorCode::InvalidSelection, format!("{what} must be a non-negative integer, got {v:?}"))),
+    }
+}
+
+/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
+pub fn now() -> f64 {
+    std::thread_local! {
+        static PERFORMANCE: Option<(Function, JsValue)> = {
+            let p = Reflect::get(&js_sys::global(), &"performance".into()).ok().filter(|p| p.is_object());
+            p.and_then(|p| Reflect::get(&p, &"now".into()).ok()?.dyn_into::<Function>().ok().map(|f| (f, p)))
+        };
+    }
+    PERFORMANCE.with(|p| match p {
+        Some((f, this)) => f.call0(this).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
+        None => js_sys::Date::now(),
+    })
+}
+
+/// What `openNode`'s options say: the client, the core's options, the opening signal, and
+/// the origin's request limit when set.
+pub struct Options {
+    pub client: FetchClient,
+    pub open: OpenOptions,
+    pub signal: Option<AbortSignal>,
+    pub max_in_flight: Option<usize>,
+}
+
+pub fn parse_options(options: &JsValue) -> Result<Options> {
+    let client = match get(options, "fetch") {
+        Some(f) => FetchClient::with_fetch(
+            f.dyn_into().map_err(|_| Error::new(ErrorCode::InvalidSelection, "options.fetch must be a function"))?,
+        ),
+        None => FetchClient::global().map_err(|_| Error::new(ErrorCode::Network, "no fetch: pass options.fetch"))?,
+    };
+    let mut headers = Vec::new();
+    if let Some(h) = get(options, "headers") {
+        for e in Object::entries(&Object::from(h)).iter() {
+            let e = Array::from(&e);
+            if let (Some(k), Some(v)) = (e.get(0).as_string(), e.get(1).as_string()) {
+                headers.push((k, v));
+            }
+        }
+    }
+    let mut o = OpenOptions { clock: Some(now), ..OpenOptions::default() };
+    if let Some(b) = get(options, "cacheBytes").and_then(|b| b.as_f64()) {
+        o.config.cache_bytes = b.clamp(0.0, 4.0e9) as usize;
+    }
+    o.config.treat403_as_missing = get(options, "treat403AsMissing").and_then(|b| b.as_bool()).unwrap_or(false);
+    if let Some(b) = get(options, "mergeGap").and_then(|b| b.as_f64()) {
+        o.config.merge_gap = b.clamp(0.0, 1e15) as u64;
+    }
+    if let Some(b) = get(options, "mergeMax").and_then(|b| b.as_f64()) {
+        o.config.merge_max = b.clamp(1.0, 1e15) as u64;
+    }
+    if let Some(f) = get(options, "format") {
+        let name = f.as_string().unwrap_or_default();
+        o.format = Some(Format::parse(&name).ok_or_else(|| {
+            Error::new(
+                ErrorCode::UnsupportedFormat,
+                format!("unknown format {name:?} (zarr3, zarr2, zarr3-draft, precomputed)"),
+            )
+        })?);
+    }
+    o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
+    o.scale = get(options, "scale").map(|s| scale_name(&s));
+    let max_in_flight = get(options, "maxInFlight").and_then(|n| n.as_f64()).map(|n| n.clamp(1.0, 1e6) as usize);
+    let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
+    Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
+}
+
+/// A scale given as an index or a key.
+pub fn scale_name(s: &JsValue) -> String {
+    match s.as_f64() {
+        Some(i) => format!("{i}"),
+        None => s.as_string().unwrap_or_default(),
+    }
+}
+
+/// Coordinates: a list of non-negative integers (of `ndim` when given).
+pub fn coords_of(v: &JsValue, ndim: Option<usize>) -> Result<Vec<u64>> {
+    match v.dyn_ref::<Array>() {
+        Some(a) if ndim.is_none_or(|n| a.length() as usize == n) => {
+            a.iter().map(|x| index_of(&x, "chunk coordinate")).collect()
+        }
+        Some(_) => Err(Error::new(ErrorCode::InvalidSelection, format!("expected {} coordinates", ndim.unwrap_or(0)))),
+        None => Err(Error::new(ErrorCode::InvalidSelection, "chunk coordinates must be an array")),
+    }
+}
+
+/// A list of chunk coordinates.
+pub fn list_of(v: &JsValue) -> Result<Vec<Vec<u64>>> {
+    let arr = v
+        .dyn_ref::<Array>()
+        .ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "expected a list of chunk coordinates"))?;
+    arr.iter().map(|coords| coords_of(&coords, None)).collect()
+}
+
+/// One item per axis: `null` (whole axis), an index, or `[start, stop]`.
+pub fn selection_of(v: &JsValue, ndim: usize) -> Result<Vec<Sel>> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(alloc::vec![Sel::All; ndim]);
+    }
+    let arr =
+        v.dyn_ref::<Array>().ok_or_else(|| Error::new(ErrorCode::InvalidSelection, "selection must be an array"))?;
+    arr.iter()
+        .map(|s| {
+            if s.is_null() || s.is_undefined() {
+                Ok(Sel::All)
+            } else if let Some(pair) = s.dyn_ref::<Array>() {
+                if pair.length() != 2 {
+                    return Err(Error::new(ErrorCode::InvalidSelection, "a range is [start, stop]"));
+                }
+                Ok(Sel::Range(index_of(&pair.get(0), "range start")?, index_of(&pair.get(1), "range stop")?))
+            } else {
+                Ok(Sel::Index(index_of(&s, "selection index")?))
+            }
+        })
+        .collect()
+}
+
+/// Values per element that get a trailing axis: complex (re, im), raw/structured (bytes).
+fn element_axis(dtype: DataType) -> Option<u64> {
+    match dtype {
+        DataType::Complex64 | DataType::Complex128 => Some(2),
+        DataType::RawBytes(n) | DataType::Structured(n) => Some(u64::from(n)),
+        _ => None,
+    }
+}
+
+/// `{ bytes, shape, stride }`, with a trailing axis for elements made of several values.
+pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
+    let (mut shape, mut stride) = (c.shape, c.stride);
+    if let Some(unit) = element_axis(dtype) {
+        stride.iter_mut().for_each(|s| *s *= unit);
+        shape.push(unit);
+        stride.push(1);
+    }
+    let o = Object::new();
+    set(&o, "bytes", Uint8Array::from(&c.bytes[..]));
+    set(&o, "shape", numbers(&shape));
+    set(&o, "stride", numbers(&stride));
+    o.into()
+}
+
+pub fn fill_to_js(dtype: DataType, v: Scalar, bytes: &[u8]) -> JsValue {
+    match (dtype, v) {
+        (_, Scalar::Bytes) => Uint8Array::from(bytes).into(),
+        (_, Scalar::Bool(b)) => b.into(),
+        (DataType::Int64, Scalar::Int(i)) => js_sys::BigInt::from(i).into(),
+        (DataType::UInt64, Scalar::UInt(u)) => js_sys::BigInt::from(u).into(),
+        (_, Scalar::Int(i)) => (i as f64).into(),
+        (_, Scalar::UInt(u)) => (u as f64).into(),
+        (_, Scalar::Float(f)) => f.into(),
+        (_, Scalar::Complex(re, im)) => Array::of2(&re.into(), &im.into()).into(),
+    }
+}
+
+/// `{ error }` for a batch callback.
+pub fn error_item(e: Error, url: &str) -> JsValue {
+    let o = Object::new();
+    set(&o, "error", to_js(e.at(url)));
+    o.into()
+}

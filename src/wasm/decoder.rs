@@ -1,0 +1,57 @@
+//! `WasmDecoder`: decoding without the network, for a Web Worker — an array rebuilt from the
+//! documents it was opened from (`WasmArray.documents()`), through the code the opener used.
+use super::array::coords_for;
+use super::convert::{chunk_to_js, to_js};
+use crate::core::metadata::Documents;
+use crate::core::read::assemble::cut;
+use crate::core::read::Array;
+use crate::core::storage::{Config, Store};
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::Uint8Array;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+pub struct WasmDecoder {
+    inner: Array,
+}
+
+#[wasm_bindgen]
+impl WasmDecoder {
+    #[wasm_bindgen(constructor)]
+    pub fn new(documents: &str) -> std::result::Result<WasmDecoder, JsValue> {
+        let docs = Documents::from_json(documents).map_err(to_js)?;
+        let store = Rc::new(Store::new(Config::default()));
+        Ok(WasmDecoder { inner: Array::new(String::new(), String::new(), docs, store).map_err(to_js)? })
+    }
+
+    /// Decode the stored bytes of chunk `coords`.
+    #[wasm_bindgen(unchecked_return_type = "WasmChunk")]
+    pub fn decode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        bytes: Vec<u8>,
+    ) -> std::result::Result<JsValue, JsValue> {
+        let coords = coords_for(&self.inner, &coords)?;
+        let d = self.inner.decode(&coords, bytes).map_err(to_js)?;
+        Ok(chunk_to_js(self.inner.chunk_of(&coords, d), self.inner.dtype()))
+    }
+
+    /// Decode chunk `coords` and return its box `[lo, hi)` (array coordinates), C-ordered,
+    /// for `WasmRegion.paste`.
+    pub fn cut(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        bytes: Vec<u8>,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] lo: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] hi: JsValue,
+    ) -> std::result::Result<Uint8Array, JsValue> {
+        let a = &self.inner;
+        let coords = coords_for(a, &coords)?;
+        let (lo, hi) = (coords_for(a, &lo)?, coords_for(a, &hi)?);
+        let d = a.decode(&coords, bytes).map_err(to_js)?;
+        let b = cut(&d, &a.grid().origin(&coords), &lo, &hi, a.dtype().size()).map_err(to_js)?;
+        Ok(Uint8Array::from(&b[..]))
+    }
+}

@@ -1,0 +1,120 @@
+//! One contract between the core, the binding, the TypeScript wrapper and the README: the
+//! lists each of them spells are compared here (the wrapper's TypeScript is read as text; the
+//! shapes crossing the JS↔wasm boundary are `shardfetch::contract`, emitted into the generated
+//! `shardfetch.d.ts` that the wrapper compiles against).
+use serde_json::Value;
+use shardfetch::contract::CONTRACT;
+use shardfetch::core::open::first_metadata_url;
+use shardfetch::core::ErrorCode;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
+}
+
+/// The field names of TypeScript interface `name` in `text` (its own, not inherited).
+fn fields(text: &str, name: &str) -> BTreeSet<String> {
+    let start = text
+        .find(&format!("interface {name} "))
+        .unwrap_or_else(|| panic!("no interface {name}"));
+    let body = &text[start..];
+    let body = &body[body.find('{').unwrap() + 1..];
+    let (mut depth, mut end) = (0i32, 0);
+    for (k, c) in body.char_indices() {
+        match c {
+            '{' | '(' => depth += 1,
+            '}' | ')' if depth == 0 => {
+                end = k;
+                break;
+            }
+            '}' | ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    let mut depth = 0i32;
+    for line in body[..end].lines() {
+        let t = line.trim();
+        if depth == 0 && !t.starts_with('*') && !t.starts_with("/*") && !t.starts_with("//") {
+            if let Some(k) = t.find(|c: char| c == ':' || c == '?') {
+                let name = &t[..k];
+                if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                    out.insert(name.to_string());
+                }
+            }
+        }
+        depth += t.matches(['{', '(']).count() as i32 - t.matches(['}', ')']).count() as i32;
+    }
+    out
+}
+
+/// The first column (backticked names) of the README table under the heading line `after`.
+fn readme_table(readme: &str, after: &str) -> BTreeSet<String> {
+    let at = readme.find(after).unwrap_or_else(|| panic!("README has no {after:?}"));
+    readme[at..]
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with('|'))
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .skip(2)
+        .flat_map(|l| {
+            let first = l.trim_start().trim_start_matches('|').split('|').next().unwrap_or("").to_string();
+            first.split('`').skip(1).step_by(2).map(String::from).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn readme_options_are_the_wrappers_options() {
+    let readme = read("README.md");
+    let types = read("pkg-template/src/types.ts");
+    let documented = readme_table(&readme, "| option | meaning |");
+    let declared = fields(&types, "OpenOptions");
+    assert!(declared.len() >= 13, "{declared:?}");
+    assert_eq!(documented, declared, "README option table vs OpenOptions in types.ts");
+    // What the module takes is what the wrapper takes, less what the wrapper handles itself.
+    let module: BTreeSet<String> = fields(CONTRACT, "WasmOptions");
+    let wrapper_only: BTreeSet<String> = ["workers", "chunkCacheBytes"].map(String::from).into();
+    assert_eq!(module, &declared - &wrapper_only, "WasmOptions (contract) vs OpenOptions");
+}
+
+#[test]
+fn readme_stats_are_the_arrays_stats() {
+    let readme = read("README.md");
+    let documented = readme_table(&readme, "| stat | counts |");
+    let mut declared = fields(CONTRACT, "WasmStats");
+    declared.extend(fields(&read("pkg-template/src/types.ts"), "ArrayStats"));
+    assert!(declared.len() >= 10, "{declared:?}");
+    assert_eq!(documented, declared, "README stats table vs WasmStats (contract) + ArrayStats (types.ts)");
+}
+
+#[test]
+fn error_codes_agree_everywhere() {
+    let readme = read("README.md");
+    let section = &readme[readme.find("### Errors").unwrap()..];
+    let section = &section[..section[4..].find("\n#").map_or(section.len(), |k| k + 4)];
+    let documented: BTreeSet<String> = section.split('`').skip(1).step_by(2).map(String::from).collect();
+    let wrapper = ["Closed", "Internal", "Unknown"];
+    for c in ErrorCode::ALL.iter().map(|c| c.as_str()).chain(wrapper) {
+        assert!(documented.contains(c), "README's Errors section lacks {c}");
+    }
+    let errors_ts = read("pkg-template/src/errors.ts");
+    assert!(errors_ts.contains("export type ErrorCode = CoreErrorCode | \"Closed\" | \"Internal\" | \"Unknown\";"));
+}
+
+#[test]
+fn first_metadata_url_follows_the_shared_table() {
+    let table: Value = serde_json::from_str(&read("tests/tables/first-metadata-url.json")).unwrap();
+    let cases = table["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for c in cases {
+        let (url, path, want) = (c["url"].as_str().unwrap(), c["path"].as_str().unwrap(), c["expect"].as_str().unwrap());
+        assert_eq!(first_metadata_url(url, path), want, "{url} + {path:?}");
+    }
+}
+
+#[test]
+fn the_field_reader_reads_fields() {
+    let ts = "export interface A extends B {\n  /** x: y */\n  a?: number;\n  b: (i: number) => void;\n  c: { d: string };\n}";
+    assert_eq!(fields(ts, "A"), ["a", "b", "c"].map(String::from).into());
+}

@@ -1,0 +1,29 @@
+// Run by node.test.mjs in a fresh process (a fresh instance of the package: its wasm is not
+// compiled yet when open() is called). Prints one JSON line of what it saw.
+//   node first-open-child.mjs PKG_ENTRY_URL ARRAY_URL FORMAT|-
+const [entry, url, format] = process.argv.slice(2);
+const api = await import(entry);
+const calls = [];
+const fetch = (input, init) => {
+  calls.push({ url: String(input), xTest: new Headers(init?.headers).get("x-test") });
+  return globalThis.fetch(input, init);
+};
+const options = { fetch, headers: { "X-Test": "1" } };
+if (format !== "-") options.format = format;
+const opening = api.open(url, options);
+const before = calls.length;
+let after = -1;
+let requests = -1;
+let chunk = null;
+try {
+  const node = await opening;
+  after = calls.length;
+  if (node instanceof api.ShardedArray) {
+    const r = await node.getChunk(node.shape.map(() => 0));
+    chunk = Array.from(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength).slice(0, 16));
+    requests = node.stats().requests;
+  }
+} catch {
+  after = calls.length;
+}
+console.log(JSON.stringify({ before, after, requests, calls, chunk }));

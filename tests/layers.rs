@@ -1,0 +1,351 @@
+//! The structure of `src/`, checked: no import cycle between modules, each layer of the core
+//! imports only the layers below it, and each layer's module doc says what it may import (and
+//! nothing it imports is missing from that list).
+//!
+//! Modules are files. Module A depends on module B when A's code names a path into B
+//! (`use` or an inline `crate::`/`super::`/`self::` path), resolved to the longest module
+//! prefix. Re-exports (`pub use`) and `mod` declarations are namespace plumbing, not
+//! dependencies: a `mod.rs` may re-export its children while they import its own items.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The core's layers, bottom up; a layer may import the ones before it.
+const LAYERS: &[&[&str]] =
+    &[&["error", "nd"], &["storage"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
+
+/// `src/`, or another tree to check (`SHARDFETCH_LAYERS_SRC`, e.g. an older checkout).
+fn src() -> PathBuf {
+    match std::env::var_os("SHARDFETCH_LAYERS_SRC") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src"),
+    }
+}
+
+/// `src/core/codec/gzip.rs` → `["core", "codec", "gzip"]`; `mod.rs` and `lib.rs` name their folder.
+fn module_of(path: &Path) -> Vec<String> {
+    let rel = path.strip_prefix(src()).unwrap();
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let last = parts.pop().unwrap();
+    match last.as_str() {
+        "mod.rs" | "lib.rs" => {}
+        f => parts.push(f.trim_end_matches(".rs").to_string()),
+    }
+    parts
+}
+
+fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code without comments, string and char literals (kept: line breaks).
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            i += 2;
+            while i < b.len() && !b[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            i += 2;
+        } else if b[i..].starts_with(b"r#\"") {
+            i += 3;
+            while i < b.len() && !b[i..].starts_with(b"\"#") {
+                i += 1;
+            }
+            i += 2;
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if b[i] == b'\'' && i + 2 < b.len() && (b[i + 2] == b'\'' || b[i + 1] == b'\\') {
+            // A char literal ('x', '\n'); lifetimes ('a) are left alone.
+            i += if b[i + 1] == b'\\' { 4 } else { 3 };
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Expand `a::{b, c::{d, e}}` into full paths.
+fn expand(tree: &str) -> Vec<String> {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else { return vec![tree.split(" as ").next().unwrap().trim().to_string()] };
+    let prefix = tree[..open].trim_end_matches("::");
+    let inner = &tree[open + 1..tree.rfind('}').unwrap()];
+    let (mut depth, mut start, mut items) = (0, 0, Vec::new());
+    for (k, ch) in inner.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                items.push(&inner[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&inner[start..]);
+    items
+        .into_iter()
+        .filter(|s| !s.trim().is_empty())
+        .flat_map(expand)
+        .map(|p| if p == "self" { prefix.to_string() } else { format!("{prefix}::{p}") })
+        .collect()
+}
+
+/// Every path the code names: `use` trees (not `pub use`) and inline `crate::`, `super::`,
+/// `self::` paths.
+fn paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(k) = rest.find("use ") {
+        let before = &rest[..k];
+        let word_start = k == 0 || !rest.as_bytes()[k - 1].is_ascii_alphanumeric() && rest.as_bytes()[k - 1] != b'_';
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let head = before[line_start..].trim();
+        let end = rest[k..].find(';').map_or(rest.len(), |e| k + e);
+        if word_start && (head.is_empty() || head.starts_with('#')) {
+            out.extend(expand(&rest[k + 4..end]));
+        }
+        rest = &rest[end.min(rest.len())..];
+        if rest.starts_with(';') {
+            rest = &rest[1..];
+        }
+    }
+    let code = &without_uses(code);
+    for root in ["crate::", "super::", "self::"] {
+        let mut at = 0;
+        while let Some(k) = code[at..].find(root) {
+            let k = at + k;
+            let ok = k == 0 || !(code.as_bytes()[k - 1].is_ascii_alphanumeric() || code.as_bytes()[k - 1] == b':');
+            let end =
+                code[k..].find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).map_or(code.len(), |e| k + e);
+            if ok {
+                out.push(code[k..end].trim_end_matches(':').to_string());
+            }
+            at = end.max(k + 1);
+        }
+    }
+    out
+}
+
+/// The code without its `use` statements (public or not).
+fn without_uses(code: &str) -> String {
+    let mut out = String::new();
+    let mut rest = code;
+    while let Some(k) = rest.find("use ") {
+        let line_start = rest[..k].rfind('\n').map_or(0, |n| n + 1);
+        let head = rest[line_start..k].trim();
+        let word_start = k == 0 || !(rest.as_bytes()[k - 1].is_ascii_alphanumeric() || rest.as_bytes()[k - 1] == b'_');
+        if word_start && (head.is_empty() || head.starts_with("pub") || head.starts_with('#')) {
+            out.push_str(&rest[..k]);
+            let end = rest[k..].find(';').map_or(rest.len(), |e| k + e + 1);
+            rest = &rest[end..];
+        } else {
+            out.push_str(&rest[..k + 4]);
+            rest = &rest[k + 4..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The module a path leads into: the longest prefix that is a module, from `me`.
+fn resolve(path: &str, me: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+    let mut parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+    // `self` is the module itself (a mod.rs file is its folder's module).
+    let mut base: Vec<String> = me.to_vec();
+    match parts.first().copied() {
+        Some("crate") => {
+            base.clear();
+            parts.remove(0);
+        }
+        Some("super") => {
+            while parts.first() == Some(&"super") {
+                base.pop();
+                parts.remove(0);
+            }
+        }
+        Some("self") => {
+            parts.remove(0);
+        }
+        // Extern crates (alloc, core, serde_json, …) and local names.
+        _ => return None,
+    }
+    let mut full = base;
+    full.extend(parts.iter().map(|p| p.to_string()));
+    (0..=full.len()).rev().map(|n| full[..n].to_vec()).find(|m| modules.contains(m))
+}
+
+struct Graph {
+    /// Module → the modules it depends on.
+    deps: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+    docs: BTreeMap<Vec<String>, String>,
+}
+
+fn graph() -> Graph {
+    let mut list = Vec::new();
+    files(&src(), &mut list);
+    let modules: BTreeSet<Vec<String>> = list.iter().map(|p| module_of(p)).collect();
+    let mut deps = BTreeMap::new();
+    let mut docs = BTreeMap::new();
+    for p in &list {
+        let me = module_of(p);
+        let text = std::fs::read_to_string(p).unwrap();
+        let doc: String = text.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
+        docs.insert(me.clone(), doc);
+        // Test modules may reach anywhere.
+        let text = text.split("#[cfg(test)]").next().unwrap();
+        let mut set = BTreeSet::new();
+        for path in paths(&code_only(text)) {
+            match resolve(&path, &me, &modules) {
+                Some(m) if m != me => {
+                    set.insert(m);
+                }
+                _ => {}
+            }
+        }
+        deps.insert(me, set);
+    }
+    Graph { deps, docs }
+}
+
+fn name(m: &[String]) -> String {
+    if m.is_empty() {
+        "crate".into()
+    } else {
+        m.join("::")
+    }
+}
+
+#[test]
+fn no_module_depends_on_itself_through_others() {
+    let g = graph();
+    assert!(g.deps.len() > 30, "{} modules found", g.deps.len());
+    // Depth-first search for a back edge.
+    fn visit(
+        m: &Vec<String>,
+        g: &Graph,
+        state: &mut BTreeMap<Vec<String>, u8>,
+        stack: &mut Vec<Vec<String>>,
+        cycles: &mut Vec<String>,
+    ) {
+        state.insert(m.clone(), 1);
+        stack.push(m.clone());
+        for d in g.deps.get(m).into_iter().flatten() {
+            match state.get(d).copied().unwrap_or(0) {
+                0 => visit(d, g, state, stack, cycles),
+                1 => {
+                    let from = stack.iter().position(|s| s == d).unwrap();
+                    let cycle: Vec<String> = stack[from..].iter().map(|s| name(s)).collect();
+                    cycles.push(format!("{} -> {}", cycle.join(" -> "), name(d)));
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(m.clone(), 2);
+    }
+    let (mut state, mut cycles) = (BTreeMap::new(), Vec::new());
+    for m in g.deps.keys() {
+        if !state.contains_key(m) {
+            visit(m, &g, &mut state, &mut Vec::new(), &mut cycles);
+        }
+    }
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+fn layer_of(m: &[String]) -> Option<usize> {
+    if m.first().map(String::as_str) != Some("core") {
+        return None;
+    }
+    let top = m.get(1)?;
+    LAYERS.iter().position(|l| l.contains(&top.as_str()))
+}
+
+#[test]
+fn each_layer_imports_only_those_below_it() {
+    let g = graph();
+    let mut wrong = Vec::new();
+    for (m, deps) in &g.deps {
+        let from = layer_of(m);
+        for d in deps {
+            let to = layer_of(d);
+            match (from, to) {
+                // The core never reaches out of itself (the binding, the contract).
+                (Some(_), None) if d.first().map(String::as_str) != Some("core") && !d.is_empty() => {
+                    wrong.push(format!("{} -> {}", name(m), name(d)))
+                }
+                (Some(a), Some(b)) if b > a => wrong.push(format!("{} -> {} (upward)", name(m), name(d))),
+                _ => {}
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports against the layering:\n{}", wrong.join("\n"));
+    // Every core module belongs to a layer.
+    let stray: Vec<String> =
+        g.deps.keys().filter(|m| m.len() >= 2 && m[0] == "core" && layer_of(m).is_none()).map(|m| name(m)).collect();
+    assert!(stray.is_empty(), "modules outside every layer: {stray:?}");
+}
+
+#[test]
+fn each_layer_says_what_it_may_import() {
+    let g = graph();
+    for layer in LAYERS.iter().flat_map(|l| l.iter()) {
+        let m = vec!["core".to_string(), layer.to_string()];
+        let doc = g.docs.get(&m).unwrap_or_else(|| panic!("no module core::{layer}"));
+        let line = doc
+            .lines()
+            .skip_while(|l| !l.contains("May import:"))
+            .take_while(|l| l.trim() != "//!")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            !line.is_empty() || ["error", "nd"].contains(layer),
+            "core::{layer}: its doc does not say what it may import"
+        );
+        if ["error", "nd", "open"].contains(layer) {
+            continue;
+        }
+        let allowed: BTreeSet<&str> = line.split('`').skip(1).step_by(2).collect();
+        let used: BTreeSet<String> = g
+            .deps
+            .iter()
+            .filter(|(k, _)| k.starts_with(&m))
+            .flat_map(|(_, d)| d.iter())
+            .filter(|d| d.len() >= 2 && d[0] == "core" && d[1] != *layer)
+            .map(|d| d[1].clone())
+            .collect();
+        for u in &used {
+            assert!(
+                allowed.contains(u.as_str()),
+                "core::{layer} imports core::{u}, which its doc does not list: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_checker_sees_paths() {
+    assert_eq!(expand("super::{a, b::{c, d}, e as f}"), ["super::a", "super::b::c", "super::b::d", "super::e"]);
+    let code =
+        code_only("use crate::x::Y; // crate::z\npub use self::w;\nfn f() { super::q::r(); let s = \"crate::no\"; }");
+    assert_eq!(paths(&code), ["crate::x::Y", "super::q::r"]);
+}
