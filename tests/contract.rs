@@ -15,9 +15,7 @@ fn read(rel: &str) -> String {
 
 /// The field names of TypeScript interface `name` in `text` (its own, not inherited).
 fn fields(text: &str, name: &str) -> BTreeSet<String> {
-    let start = text
-        .find(&format!("interface {name} "))
-        .unwrap_or_else(|| panic!("no interface {name}"));
+    let start = text.find(&format!("interface {name} ")).unwrap_or_else(|| panic!("no interface {name}"));
     let body = &text[start..];
     let body = &body[body.find('{').unwrap() + 1..];
     let (mut depth, mut end) = (0i32, 0);
@@ -108,7 +106,8 @@ fn first_metadata_url_follows_the_shared_table() {
     let cases = table["cases"].as_array().unwrap();
     assert!(cases.len() >= 10);
     for c in cases {
-        let (url, path, want) = (c["url"].as_str().unwrap(), c["path"].as_str().unwrap(), c["expect"].as_str().unwrap());
+        let (url, path, want) =
+            (c["url"].as_str().unwrap(), c["path"].as_str().unwrap(), c["expect"].as_str().unwrap());
         assert_eq!(first_metadata_url(url, path), want, "{url} + {path:?}");
     }
 }

@@ -6,7 +6,7 @@ use common::{all_cases, check_case, check_group, Case};
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::{Sel, Want};
-use shardfetch::core::read::{Array, Chunk, Got};
+use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Got};
 use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::{Cell, RefCell};
@@ -174,16 +174,16 @@ fn cold_chunk_is_two_requests_warm_is_one() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
-    block_on(a.chunk(&c, &[0, 0])).unwrap();
+    block_on(read_chunk(&a, &c, &[0, 0])).unwrap();
     let log = c.log.borrow().clone();
     assert_eq!(log.len(), 2, "{log:?}");
     assert!(log[0].2.as_deref().unwrap().starts_with("bytes=-"), "index by suffix range: {log:?}");
     assert!(log.iter().all(|r| r.0 == Method::Get), "no HEAD: {log:?}");
     c.reset();
-    block_on(a.chunk(&c, &[0, 2])).unwrap(); // (0, 1) is an empty inner chunk: no request at all
+    block_on(read_chunk(&a, &c, &[0, 2])).unwrap(); // (0, 1) is an empty inner chunk: no request at all
     assert_eq!(c.requests(), 1);
     c.reset();
-    block_on(a.chunk(&c, &[0, 1])).unwrap();
+    block_on(read_chunk(&a, &c, &[0, 1])).unwrap();
     assert_eq!(c.requests(), 0, "an empty inner chunk needs no request once the index is known");
     assert_eq!(a.stats().store.memo_fills, 1);
 }
@@ -196,7 +196,7 @@ fn start_index_is_one_head_range() {
         .map(|x| {
             let a = open_array(&c, "ts/shard_start_nocrc", Config::default()).unwrap();
             c.reset();
-            block_on(a.chunk(&c, &[1, x])).unwrap();
+            block_on(read_chunk(&a, &c, &[1, x])).unwrap();
             let log = c.log.borrow();
             assert_eq!(log[0].2.as_deref(), Some("bytes=0-255"), "{log:?}");
             log.len()
@@ -217,7 +217,7 @@ fn nested_shard_reads_only_the_innermost_chunk() {
         for x in 0..grid[1] {
             let fresh = open_array(&c, &k.path, Config::default()).unwrap();
             c.reset();
-            block_on(fresh.chunk(&c, &[y, x])).unwrap();
+            block_on(read_chunk(&fresh, &c, &[y, x])).unwrap();
             if c.requests() == 3 {
                 let log = c.log.borrow();
                 assert!(log.iter().all(|r| r.2.is_some()), "every read is a range: {log:?}");
@@ -238,7 +238,7 @@ fn concurrent_reads_share_one_index_fetch() {
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
     c.yields.set(true);
-    let (x, y) = block_on(futures_util::future::join(a.chunk(&c, &[0, 0]), a.chunk(&c, &[0, 2])));
+    let (x, y) = block_on(futures_util::future::join(read_chunk(&a, &c, &[0, 0]), read_chunk(&a, &c, &[0, 2])));
     x.unwrap();
     y.unwrap();
     let suffixes = c.log.borrow().iter().filter(|r| r.2.as_deref().is_some_and(|r| r.starts_with("bytes=-"))).count();
@@ -251,20 +251,20 @@ fn concurrent_reads_share_one_index_fetch() {
 fn concurrent_reads_of_the_same_bytes_share_one_request() {
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    block_on(a.chunk(&c, &[0, 0])).unwrap(); // the index
+    block_on(read_chunk(&a, &c, &[0, 0])).unwrap(); // the index
     let fresh = || open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     let b = fresh();
-    block_on(b.chunk(&c, &[0, 0])).unwrap();
+    block_on(read_chunk(&b, &c, &[0, 0])).unwrap();
     c.reset();
     c.yields.set(true);
-    let (x, y) = block_on(futures_util::future::join(a.chunk(&c, &[3, 3]), a.chunk(&c, &[3, 3])));
+    let (x, y) = block_on(futures_util::future::join(read_chunk(&a, &c, &[3, 3]), read_chunk(&a, &c, &[3, 3])));
     assert_eq!(x.unwrap(), y.unwrap());
     assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
     // A whole-shard region under way, and a chunk of it asked meanwhile.
-    let want = block_on(fresh().chunk(&c, &[2, 1])).unwrap();
+    let want = block_on(read_chunk(&fresh(), &c, &[2, 1])).unwrap();
     c.reset();
     let all = [Sel::Range(0, 64), Sel::Range(0, 64)];
-    let (r, one) = block_on(futures_util::future::join(b.region(&c, &all), b.chunk(&c, &[2, 1])));
+    let (r, one) = block_on(futures_util::future::join(read_region(&b, &c, &all), read_chunk(&b, &c, &[2, 1])));
     r.unwrap();
     assert_eq!(one.unwrap(), want);
     assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
@@ -279,10 +279,10 @@ fn missing_shard_is_fill_and_asked_once() {
     let shard = a.shard_shape().unwrap()[1];
     let col = shard / inner;
     c.reset();
-    let ch = block_on(a.chunk(&c, &[0, col])).unwrap();
+    let ch = block_on(read_chunk(&a, &c, &[0, col])).unwrap();
     assert!(ch.bytes.iter().all(|&b| b == 0));
     assert_eq!(c.requests(), 1);
-    block_on(a.chunk(&c, &[1, col])).unwrap();
+    block_on(read_chunk(&a, &c, &[1, col])).unwrap();
     assert_eq!(c.requests(), 1, "a known-missing shard is not asked again");
 }
 
@@ -292,7 +292,7 @@ fn server_ignoring_range_sends_each_shard_once() {
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
     for x in 0..4 {
-        block_on(a.chunk(&c, &[0, x])).unwrap();
+        block_on(read_chunk(&a, &c, &[0, x])).unwrap();
     }
     assert_eq!(c.requests(), 1, "{:?}", c.log.borrow());
 }
@@ -302,11 +302,11 @@ fn refused_suffix_falls_back_to_head_once_per_server() {
     let c = FileClient::new(Mode::NoSuffix416);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
-    block_on(a.chunk(&c, &[0, 0])).unwrap();
+    block_on(read_chunk(&a, &c, &[0, 0])).unwrap();
     let kinds: Vec<(Method, bool)> = c.log.borrow().iter().map(|r| (r.0, r.2.is_some())).collect();
     assert_eq!(kinds, [(Method::Get, true), (Method::Head, false), (Method::Get, true), (Method::Get, true)]);
     c.reset();
-    block_on(a.chunk(&c, &[4, 0])).unwrap(); // another shard: no second suffix attempt
+    block_on(read_chunk(&a, &c, &[4, 0])).unwrap(); // another shard: no second suffix attempt
     let kinds: Vec<Method> = c.log.borrow().iter().map(|r| r.0).collect();
     assert_eq!(kinds, [Method::Head, Method::Get, Method::Get]);
 }
@@ -316,7 +316,7 @@ fn no_content_length_never_fetches_a_whole_object() {
     let c = FileClient::new(Mode::NoSuffixNoLength);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
-    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::HttpError);
     assert!(e.message.contains("c/0/0"), "{}", e.message);
     assert!(c.log.borrow().iter().all(|r| r.0 == Method::Head || r.2.is_some()), "{:?}", c.log.borrow());
@@ -326,10 +326,10 @@ fn no_content_length_never_fetches_a_whole_object() {
 fn forbidden_is_an_error_unless_asked_otherwise() {
     let c = FileClient::new(Mode::Forbid403);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let e = block_on(a.chunk(&c, &[0, 4])).unwrap_err();
+    let e = block_on(read_chunk(&a, &c, &[0, 4])).unwrap_err();
     assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(403)));
     let a = open_array(&c, "zp/shard_gzip_end", Config { treat403_as_missing: true, ..Config::default() }).unwrap();
-    block_on(a.chunk(&c, &[0, 4])).unwrap();
+    block_on(read_chunk(&a, &c, &[0, 4])).unwrap();
     let e = block_on(open(
         &FileClient::new(Mode::Always500),
         &format!("{BASE}/data/zp/shard_gzip_end"),
@@ -354,14 +354,14 @@ fn corrupt_shards_are_typed_errors() {
     });
     let c = FileClient { patch: Some(flip_index), ..Default::default() };
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
     assert!(e.message.contains("c/0/0"), "{}", e.message);
 
     let truncate: Patch = Box::new(|p, b| if p.ends_with("c/0/0") { b[b.len() / 2..].to_vec() } else { b });
     let c = FileClient { patch: Some(truncate), ..Default::default() };
     let a = open_array(&c, "ts/shard_start_nocrc", Config::default()).unwrap();
-    let e = block_on(a.region(&c, &[Sel::All, Sel::All])).unwrap_err();
+    let e = block_on(read_region(&a, &c, &[Sel::All, Sel::All])).unwrap_err();
     assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
 
     let flip_chunk: Patch = Box::new(|p, mut b| {
@@ -372,7 +372,7 @@ fn corrupt_shards_are_typed_errors() {
     });
     let c = FileClient { patch: Some(flip_chunk), ..Default::default() };
     let a = open_array(&c, "zp/gzip_crc32c", Config::default()).unwrap();
-    let e = block_on(a.chunk(&c, &[0, 0])).unwrap_err();
+    let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
 }
 
@@ -419,10 +419,13 @@ fn metadata_errors_are_typed() {
 fn selections_out_of_bounds_are_errors() {
     let c = FileClient::default();
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    assert_eq!(block_on(a.chunk(&c, &[99, 0])).unwrap_err().code, ErrorCode::InvalidSelection);
-    assert_eq!(block_on(a.chunk(&c, &[0])).unwrap_err().code, ErrorCode::InvalidSelection);
-    assert_eq!(block_on(a.region(&c, &[Sel::Range(0, 1000), Sel::All])).unwrap_err().code, ErrorCode::InvalidSelection);
-    let empty = block_on(a.region(&c, &[Sel::Range(3, 3), Sel::All])).unwrap();
+    assert_eq!(block_on(read_chunk(&a, &c, &[99, 0])).unwrap_err().code, ErrorCode::InvalidSelection);
+    assert_eq!(block_on(read_chunk(&a, &c, &[0])).unwrap_err().code, ErrorCode::InvalidSelection);
+    assert_eq!(
+        block_on(read_region(&a, &c, &[Sel::Range(0, 1000), Sel::All])).unwrap_err().code,
+        ErrorCode::InvalidSelection
+    );
+    let empty = block_on(read_region(&a, &c, &[Sel::Range(3, 3), Sel::All])).unwrap();
     assert_eq!(empty.shape[0], 0);
 }
 
@@ -463,7 +466,7 @@ fn random_corruption_never_panics() {
         match block_on(open(&c, &format!("{BASE}/data/{}", k.path), k.options())) {
             Ok(Opened::Array(a)) => {
                 let all = vec![Sel::All; a.metadata().shape.len()];
-                if block_on(a.region(&c, &all)).is_err() {
+                if block_on(read_region(&a, &c, &all)).is_err() {
                     errors += 1;
                 }
             }
@@ -494,7 +497,7 @@ fn lying_content_range_is_corrupt() {
         Opened::Array(a) => *a,
         _ => unreachable!(),
     };
-    assert_eq!(block_on(a.chunk(&Liar, &[0, 0])).unwrap_err().code, ErrorCode::CorruptShard);
+    assert_eq!(block_on(read_chunk(&a, &Liar, &[0, 0])).unwrap_err().code, ErrorCode::CorruptShard);
 }
 
 /// A region covering whole shards: one index request and one data request per shard, however
@@ -506,7 +509,7 @@ fn a_region_of_one_shard_is_index_plus_one_request() {
         let c = FileClient::new(Mode::Normal);
         let a = open_array(&c, path, Config::default()).unwrap();
         c.reset();
-        block_on(a.region(&c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
+        block_on(read_region(&a, &c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
         let log = c.log.borrow().clone();
         assert_eq!(log.len(), 2, "{path}: {log:?}");
         assert!(log.iter().all(|r| r.1.ends_with("/c/0/0")), "{path}: {log:?}");
@@ -515,7 +518,7 @@ fn a_region_of_one_shard_is_index_plus_one_request() {
         assert!(st.spans > 1, "{path}: {st:?}");
         // Warm: the index is cached, the data is one request again.
         c.reset();
-        block_on(a.region(&c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
+        block_on(read_region(&a, &c, &[Sel::Range(0, shard), Sel::Range(0, shard)])).unwrap();
         assert_eq!(c.requests(), 1, "{path} warm: {:?}", c.log.borrow());
     }
 }
@@ -535,7 +538,7 @@ fn chunks_asked_together_share_requests() {
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
     assert_eq!(got.last().unwrap().as_ref().unwrap_err().code, ErrorCode::InvalidSelection);
     for (coords, r) in list.iter().zip(&got).take(16) {
-        let one = block_on(a.chunk(&c, coords)).unwrap();
+        let one = block_on(read_chunk(&a, &c, coords)).unwrap();
         assert_eq!(r.as_ref().unwrap(), &one, "chunk {coords:?} read alone and together differ");
     }
     let split = Config { merge_gap: 0, merge_max: 1, ..Config::default() };
@@ -568,10 +571,10 @@ fn a_chunk_inside_a_merged_gap_needs_no_request() {
     block_on(chunks(&a, &c, &[coords(first), coords(last)], |_, r| assert!(r.is_ok())));
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log.borrow());
     c.reset();
-    let alone = block_on(a.chunk(&c, &coords(middle))).unwrap();
+    let alone = block_on(read_chunk(&a, &c, &coords(middle))).unwrap();
     assert_eq!(c.requests(), 0, "the middle chunk was in the gap: {:?}", c.log.borrow());
     let fresh = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    assert_eq!(alone, block_on(fresh.chunk(&c, &coords(middle))).unwrap());
+    assert_eq!(alone, block_on(read_chunk(&fresh, &c, &coords(middle))).unwrap());
 }
 
 /// Chunks asked while a merged read that holds some of them is under way: those wait for it,
@@ -593,9 +596,9 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
     let coords = |k: usize| vec![present[k].2 / 4, present[k].2 % 4];
     let c = FileClient::new(Mode::Normal);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let want: Vec<_> = (0..4).map(|k| block_on(a.chunk(&c, &coords(k))).unwrap()).collect();
+    let want: Vec<_> = (0..4).map(|k| block_on(read_chunk(&a, &c, &coords(k))).unwrap()).collect();
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    block_on(a.chunk(&c, &coords(present.len() - 1))).unwrap(); // the index, and nothing kept below
+    block_on(read_chunk(&a, &c, &coords(present.len() - 1))).unwrap(); // the index, and nothing kept below
     c.reset();
     c.yields.set(true);
     let mut first = [None, None];
@@ -618,7 +621,7 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
 
     // Chunk 1 under way, then 0 and 2: their merged read would carry 1 again in its gap.
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    block_on(a.chunk(&c, &coords(present.len() - 1))).unwrap();
+    block_on(read_chunk(&a, &c, &coords(present.len() - 1))).unwrap();
     c.reset();
     let mut got = [None, None, None];
     let (one, two) = got.split_at_mut(1);

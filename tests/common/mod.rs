@@ -8,7 +8,7 @@ use shardfetch::core::metadata::{Format, Scalar};
 use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
-use shardfetch::core::read::{Array, Chunk};
+use shardfetch::core::read::{read_chunk, read_region, Array, Chunk};
 use shardfetch::core::storage::{HttpClient, Method, Request};
 
 pub struct Case {
@@ -272,7 +272,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     let mut coords_list = Vec::new();
     for_each_index(&count, |g| coords_list.push(g.to_vec()));
     for g in coords_list {
-        let chunk = a.chunk(c, &g).await.map_err(|e| format!("{n}: chunk {g:?}: {e}"))?;
+        let chunk = read_chunk(&a, c, &g).await.map_err(|e| format!("{n}: chunk {g:?}: {e}"))?;
         let origin: Vec<u64> = g.iter().zip(&starts).map(|(&g, s)| s[g as usize]).collect();
         result = result.and(compare(case, &expected, &chunk, &origin, &all, &format!("chunk {g:?}")));
         chunks += 1;
@@ -294,7 +294,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
         sels.push(case.shape.iter().map(|&s| Sel::Range(s / 3, s - s / 4)).collect());
     }
     for sel in sels {
-        let got = a.region(c, &sel).await.map_err(|e| format!("{n}: region {sel:?}: {e}"))?;
+        let got = read_region(&a, c, &sel).await.map_err(|e| format!("{n}: region {sel:?}: {e}"))?;
         let origin: Vec<u64> = sel
             .iter()
             .map(|s| match s {

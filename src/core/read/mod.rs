@@ -231,37 +231,37 @@ impl Array {
         }
         Ok(())
     }
+}
 
-    /// One chunk, decoded (a shorthand for [`read`](Self::read) of one chunk).
-    pub async fn chunk<C: HttpClient>(&self, c: &C, coords: &[u64]) -> Result<Chunk> {
-        let plan = self.plan(Want::Chunks(&[coords.to_vec()]))?;
-        let mut out = None;
-        self.read(c, &plan, true, |_, got| {
-            out = Some(got);
-            Ok(())
-        })
-        .await?;
-        match out {
-            Some(Ok(Got::Decoded(d))) => Ok(self.chunk_of(coords, d)),
-            Some(Ok(_)) => self.fill_chunk(coords),
-            Some(Err(e)) => Err(e),
-            None => Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")),
+/// One chunk, decoded (a shorthand for [`read`](Array::read) of one chunk).
+pub async fn read_chunk<C: HttpClient>(a: &Array, c: &C, coords: &[u64]) -> Result<Chunk> {
+    let plan = a.plan(Want::Chunks(&[coords.to_vec()]))?;
+    let mut out = None;
+    a.read(c, &plan, true, |_, got| {
+        out = Some(got);
+        Ok(())
+    })
+    .await?;
+    match out {
+        Some(Ok(Got::Decoded(d))) => Ok(a.chunk_of(coords, d)),
+        Some(Ok(_)) => a.fill_chunk(coords),
+        Some(Err(e)) => Err(e),
+        None => Err(Error::new(ErrorCode::CorruptShard, "chunk was never read")),
+    }
+}
+
+/// A region, assembled from every chunk it touches (a shorthand for [`read`](Array::read)
+/// of a region plan into an [`Assembly`]).
+pub async fn read_region<C: HttpClient>(a: &Array, c: &C, sel: &[Sel]) -> Result<Chunk> {
+    let plan = a.plan(Want::Region(sel))?;
+    let mut out = Assembly::new(&plan, &a.meta.fill_value).map_err(|e| e.at(&a.url))?;
+    a.read(c, &plan, true, |i, got| match got? {
+        Got::Decoded(d) => {
+            let coords = &plan.pieces[i].coords;
+            out.put(i, &d).map_err(|e| e.at(&format!("{} chunk {coords:?}", a.url)))
         }
-    }
-
-    /// A region, assembled from every chunk it touches (a shorthand for [`read`](Self::read)
-    /// of a region plan into an [`Assembly`]).
-    pub async fn region<C: HttpClient>(&self, c: &C, sel: &[Sel]) -> Result<Chunk> {
-        let plan = self.plan(Want::Region(sel))?;
-        let mut out = Assembly::new(&plan, &self.meta.fill_value).map_err(|e| e.at(&self.url))?;
-        self.read(c, &plan, true, |i, got| match got? {
-            Got::Decoded(d) => {
-                let coords = &plan.pieces[i].coords;
-                out.put(i, &d).map_err(|e| e.at(&format!("{} chunk {coords:?}", self.url)))
-            }
-            _ => Ok(()),
-        })
-        .await?;
-        Ok(out.finish())
-    }
+        _ => Ok(()),
+    })
+    .await?;
+    Ok(out.finish())
 }
