@@ -8,8 +8,11 @@ const pkgUrl = new URL(`${(q.get("pkg") ?? "../pkg").replace(/\/+$/, "")}/index.
 // `?only=shardfetch|zarrita`: a cold-start page loads the measured library alone, so that
 // neither library's loading (shardfetch's background warm-up, say) runs during the other's run.
 const only = q.get("only");
+// `?base=<URL of another built package>`: library `shardfetch-baseline` (a before/after run).
+const baseUrl = q.get("base") ? new URL(`${q.get("base").replace(/\/+$/, "")}/index.js`, import.meta.url).href : null;
 const t0 = performance.now();
-const sf = only === "zarrita" ? null : await import(pkgUrl);
+const sf = only === "zarrita" || only === "shardfetch-baseline" ? null : await import(pkgUrl);
+const sfBase = baseUrl && (only === null || only === "shardfetch-baseline") ? await import(baseUrl) : null;
 const t1 = performance.now();
 const zarr = only === "shardfetch" ? null : await import("./.build/zarrita.js");
 const t2 = performance.now();
@@ -77,9 +80,9 @@ function cStrides(shape) {
  * Selections use shardfetch's form (null | index | [start, stop]); zarrita's are derived.
  */
 const LIBS = {
-  shardfetch: (opts) => ({
+  shardfetch: (opts, lib = sf) => ({
     async open(url) {
-      const arr = await sf.openArray(url, opts);
+      const arr = await lib.openArray(url, opts);
       return {
         getChunk: (c) => arr.getChunk(c),
         get: (sel) => arr.get(sel),
@@ -111,6 +114,8 @@ function library(name) {
       return LIBS.shardfetch({});
     case "shardfetch-noworkers":
       return LIBS.shardfetch({ workers: false });
+    case "shardfetch-baseline":
+      return LIBS.shardfetch({}, sfBase);
     case "zarrita":
       return LIBS.zarrita(false);
     case "zarrita-tuned":

@@ -14,6 +14,8 @@
 //   --passes N        decoder passes per measurement (default 5)
 //   --profile-only    the profiles alone (no timed repetitions)
 //   --pkg DIR         a built shardfetch package to use instead of pkg/ (e.g. a profiling build)
+//   --baseline DIR    another built package, measured as library shardfetch-baseline in the same
+//                     run and order square (a before/after comparison of a change)
 //   --out FILE        results file (default bench/results/<date>.json; never overwritten)
 //   --no-save         print only
 //
@@ -52,7 +54,7 @@ const LIBS = ["shardfetch", "shardfetch-noworkers", "zarrita", "zarrita-tuned"];
 // --- options -----------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const o = { part: "all", passes: 5, reps: 4, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, out: null, save: true };
+  const o = { part: "all", passes: 5, reps: 4, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, baseline: null, out: null, save: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i] ?? (() => { throw new Error(`missing value for ${a}`); })();
@@ -65,6 +67,7 @@ function parseArgs(argv) {
     else if (a === "--part") o.part = next();
     else if (a === "--passes") o.passes = Number(next());
     else if (a === "--pkg") o.pkg = path.resolve(next());
+    else if (a === "--baseline") o.baseline = path.resolve(next());
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
     else throw new Error(`unknown argument ${a} (see the header of bench/run.mjs)`);
@@ -73,7 +76,10 @@ function parseArgs(argv) {
   if (!["all", "table", "decoders"].includes(o.part)) throw new Error("--part must be table, decoders or all");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
-  for (const l of o.libs) if (!LIBS.includes(l) && !/^shardfetch-gap\d+k$/.test(l)) throw new Error(`unknown library ${l}`);
+  for (const l of o.libs) {
+    if (l === "shardfetch-baseline" && !o.baseline) throw new Error("shardfetch-baseline needs --baseline DIR");
+    if (!LIBS.includes(l) && l !== "shardfetch-baseline" && !/^shardfetch-gap\d+k$/.test(l)) throw new Error(`unknown library ${l}`);
+  }
   return o;
 }
 
@@ -269,12 +275,19 @@ async function main() {
     [...new Set([...opt.datasets, ...DECODER_DATASETS])].map((d) => [d, JSON.parse(fs.readFileSync(path.join(dataDir, d, "bench.json"), "utf8"))]),
   );
 
-  const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir } });
+  const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) } });
   const dataServer = await startServer({ root: { "/data": dataDir } });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
-  const pkgQuery = opt.pkg ? `?pkg=${encodeURIComponent(`${pageServer.url}/altpkg`)}` : "";
+  const query = [
+    ...(opt.pkg ? [`pkg=${encodeURIComponent(`${pageServer.url}/altpkg`)}`] : []),
+    ...(opt.baseline ? [`base=${encodeURIComponent(`${pageServer.url}/basepkg`)}`] : []),
+  ];
+  const pkgQuery = query.length ? `?${query.join("&")}` : "";
   const pageUrl = `${pageServer.url}/bench/page.html${pkgQuery}`;
   const failures = [];
+
+  /** Which library a cold page loads alone for `lib`. */
+  const pageFor = (lib) => (lib === "shardfetch-baseline" ? lib : lib.startsWith("shardfetch") ? "shardfetch" : "zarrita");
 
   /** The benchmark page; `only` (a cold start) loads just that library. */
   async function openPage(context, only) {
@@ -364,7 +377,7 @@ async function main() {
             if (workload === "cold") {
               // A fresh context: no HTTP cache, no compiled wasm, no pool, no index cache.
               const ctx = await browser.newContext();
-              const p = await openPage(ctx, lib.startsWith("shardfetch") ? "shardfetch" : "zarrita");
+              const p = await openPage(ctx, pageFor(lib));
               r = await measure(p, lib, dataset, workload);
               r.importMs = await p.evaluate(() => window.bench.importMs);
               await ctx.close();
@@ -389,7 +402,7 @@ async function main() {
           for (const lib of opt.libs) {
             // (1) the main thread's CPU profile (CDP Profiler), (2) a Chromium trace of every
             // thread (busy time of the page's main thread, its workers, the network service).
-            const only = lib.startsWith("shardfetch") ? "shardfetch" : "zarrita";
+            const only = pageFor(lib);
             const ctx = workload === "cold" ? await browser.newContext() : null;
             const p = ctx ? await openPage(ctx, only) : page;
             const cdp = await p.context().newCDPSession(p);
@@ -485,7 +498,7 @@ async function main() {
           preflights: median(s.map((x) => x.preflights)),
           bytes: median(s.map((x) => x.bytes)),
           rereadBytes: median(s.map((x) => x.rereadBytes)),
-          importMs: workload === "cold" ? median(s.map((x) => x.importMs[lib.startsWith("shardfetch") ? "shardfetch" : "zarrita"])) : undefined,
+          importMs: workload === "cold" ? median(s.map((x) => x.importMs[pageFor(lib) === "zarrita" ? "zarrita" : "shardfetch"])) : undefined,
           longTaskMs: median(s.map((x) => x.longTaskMs)),
           allCorrect: s.every((x) => x.ok),
         });

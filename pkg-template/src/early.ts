@@ -8,19 +8,12 @@
 import type { WasmOptions } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { isLoaded } from "./module.js";
+import { firstMetadataUrl } from "./meta-url.js";
 
 /** A metadata request sent before the module was ready, for the opener to take over. */
 export interface EarlyRequest {
   url: string;
   response: Promise<Response> | undefined;
-}
-
-/** The node's `zarr.json`: the URL without query, trailing slashes cut, the path, the query. */
-export function firstMetadataUrl(url: string, path = ""): string {
-  const cut = url.search(/[?#]/);
-  const base = (cut < 0 ? url : url.slice(0, cut)).replace(/\/+$/, "");
-  const p = path.replace(/^\/+|\/+$/g, "");
-  return `${p === "" ? base : `${base}/${p}`}/zarr.json${cut < 0 ? "" : url.slice(cut)}`;
 }
 
 /**
