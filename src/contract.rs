@@ -44,7 +44,8 @@ export interface WasmArrayMeta {
   chunkShape: number[] | null;
   chunkShapes: number[][] | null;
   shardShape: number[] | null;
-  fillValue: number | bigint | boolean | [number, number] | Uint8Array;
+  /** int64/uint64 `bigint`; complex `[re, im]`; raw, structured and bytes `Uint8Array`; text `string`; JSON any value. */
+  fillValue: number | bigint | boolean | [number, number] | Uint8Array | string | WasmValue;
   itemSize: number;
   /** Decoding is real work (decompression, checksums): worth a worker. */
   costlyDecode: boolean;
@@ -66,12 +67,18 @@ export interface WasmGroupMeta {
   path: string;
 }
 
-/** Little-endian values in a fresh buffer; `shape` and `stride` (in elements) include the trailing axis of complex, raw and structured elements. */
-export interface WasmChunk {
-  bytes: Uint8Array;
-  shape: number[];
-  stride: number[];
-}
+/**
+ * A chunk or region: little-endian values in a fresh buffer (`bytes`), or for text, bytes and
+ * JSON arrays one JS value per element (`values`: strings, `Uint8Array`s, JSON values);
+ * `shape` and `stride` (in elements) include the trailing axis of complex, raw and structured
+ * elements.
+ */
+export type WasmChunk =
+  | { bytes: Uint8Array; shape: number[]; stride: number[] }
+  | { values: WasmValue[]; shape: number[]; stride: number[] };
+
+/** One element of a text (`string`), bytes (`Uint8Array`) or JSON array. */
+export type WasmValue = string | Uint8Array | unknown;
 
 /** A chunk of a batch: decoded (or its fill, when absent), stored bytes for a worker, or an error. */
 export type WasmChunkItem = WasmChunk | { encoded: Uint8Array } | { error: unknown };
@@ -102,7 +109,8 @@ export interface WasmStats {
 /** Data types an array can have (the core's `DataType` names). */
 export type WasmDataType =
   | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
-  | "float16" | "float32" | "float64" | "complex64" | "complex128" | "raw_bytes" | "structured";
+  | "float16" | "float32" | "float64" | "complex64" | "complex128" | "raw_bytes" | "structured"
+  | "string" | "bytes" | "json" | "fixed_length_utf32" | "null_terminated_bytes";
 "#;
 
 #[cfg(test)]

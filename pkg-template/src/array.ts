@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
-import type { ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection } from "./types.js";
+import type { ArrayData, ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
 import { checkSignal, raceAbort, ShardfetchError, toError } from "./errors.js";
 import { initialize } from "./module.js";
 import { ctorFor, toResult, type TypedArrayCtor } from "./typed.js";
@@ -108,12 +108,14 @@ export class ShardedArray {
    * `BigInt64Array`, uint64 → `BigUint64Array`, float16 → `Float16Array` where
    * `globalThis.Float16Array` exists, otherwise a `Uint16Array` of the raw IEEE half bits.
    * Complex elements get a trailing axis of 2 (re, im), raw and structured ones of `itemSize`.
+   * Text, bytes and JSON arrays give one value per element (`string[]`, `Uint8Array[]`, JSON
+   * values; see {@link ArrayData}): name the type, `getChunk<string[]>(…)`.
    *
    * For edge chunks `shape` is clipped to the array while `stride` stays the full chunk's, so
    * `data` may hold more elements than `prod(shape)`. Missing chunks read as the fill value.
    * Calls made in the same task are read together.
    */
-  async getChunk(coords: readonly number[], options: ReadOptions = {}): Promise<ChunkResult> {
+  async getChunk<T extends ArrayData = TypedArray>(coords: readonly number[], options: ReadOptions = {}): Promise<ChunkResult<T>> {
     const { signal } = options;
     checkSignal(signal);
     if (!Array.isArray(coords)) throw new ShardfetchError("InvalidSelection", "chunk coordinates must be an array");
@@ -122,17 +124,17 @@ export class ShardedArray {
     this.handle();
     const cache = this.#chunkCache;
     const cached = cache?.get(coords);
-    if (cached) return cached;
+    if (cached) return cached as ChunkResult<T>;
     const result = this.#batch.add(Array.from(coords), signal, options.priority ?? 0);
     if (cache) void result.then((r) => cache.put(coords, r), () => undefined);
-    return raceAbort(result, signal);
+    return raceAbort(result, signal) as Promise<ChunkResult<T>>;
   }
 
   /**
    * Read a selection (one item per axis, see {@link Selection}); integer items drop their axis.
    * `data` is typed as for {@link getChunk}; the result is C-ordered by `stride`.
    */
-  async get(selection: Selection, options: ReadOptions = {}): Promise<ChunkResult> {
+  async get<T extends ArrayData = TypedArray>(selection: Selection, options: ReadOptions = {}): Promise<ChunkResult<T>> {
     const { signal } = options;
     checkSignal(signal);
     if (!Array.isArray(selection)) throw new ShardfetchError("InvalidSelection", "selection must be an array");
@@ -149,7 +151,7 @@ export class ShardedArray {
       const pool = this.decoding.pool();
       const read = this.#readRegion(region, pool, signal, options.priority ?? 0);
       await raceAbort(read, signal);
-      return toResult(region.finish(), this.ctor);
+      return toResult(region.finish(), this.ctor) as ChunkResult<T>;
     } catch (e) {
       throw toError(e);
     } finally {

@@ -4,7 +4,7 @@
  * @internal
  */
 import type { WasmArray, WasmChunk, WasmChunkItem } from "./wasm/shardfetch.js";
-import type { ChunkResult } from "./types.js";
+import type { ArrayData, ChunkResult } from "./types.js";
 import type { Decoding } from "./decoding.js";
 import { toError } from "./errors.js";
 import { toResult, type TypedArrayCtor } from "./typed.js";
@@ -13,7 +13,7 @@ interface Pending {
   coords: number[];
   signal: AbortSignal | undefined;
   priority: number;
-  resolve: (r: ChunkResult) => void;
+  resolve: (r: ChunkResult<ArrayData>) => void;
   reject: (e: unknown) => void;
 }
 
@@ -33,8 +33,8 @@ export class ChunkBatcher {
   constructor(readonly target: BatchTarget) {}
 
   /** Read chunk `coords` with the calls made in this task. */
-  add(coords: number[], signal: AbortSignal | undefined, priority: number): Promise<ChunkResult> {
-    return new Promise<ChunkResult>((resolve, reject) => {
+  add(coords: number[], signal: AbortSignal | undefined, priority: number): Promise<ChunkResult<ArrayData>> {
+    return new Promise<ChunkResult<ArrayData>>((resolve, reject) => {
       // While reads are under way the network is busy anyway: wait one task more, so that
       // calls made as their answers land (each in its own task: a tile loader refilling its
       // slots) join the batch too.

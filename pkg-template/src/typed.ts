@@ -4,7 +4,7 @@
  * @internal
  */
 import type { WasmChunk } from "./wasm/shardfetch.js";
-import type { ChunkResult, DataType, TypedArray } from "./types.js";
+import type { ArrayData, ChunkResult, DataType, TypedArray } from "./types.js";
 
 export type TypedArrayCtor = {
   new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArray;
@@ -27,6 +27,12 @@ const CTORS: Record<DataType, TypedArrayCtor | undefined> = {
   complex128: Float64Array,
   raw_bytes: Uint8Array,
   structured: Uint8Array,
+  // One JS value per element (see ArrayData): no typed array.
+  string: undefined,
+  bytes: undefined,
+  json: undefined,
+  fixed_length_utf32: undefined,
+  null_terminated_bytes: undefined,
   // Where the platform has one; else the raw IEEE half bits.
   float16: (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array ?? Uint16Array,
 };
@@ -35,7 +41,8 @@ export function ctorFor(dtype: DataType): TypedArrayCtor {
   return CTORS[dtype] ?? Uint8Array;
 }
 
-export function toResult(chunk: WasmChunk, ctor: TypedArrayCtor): ChunkResult {
+export function toResult(chunk: WasmChunk, ctor: TypedArrayCtor): ChunkResult<ArrayData> {
+  if ("values" in chunk) return { data: chunk.values, shape: chunk.shape, stride: chunk.stride };
   let bytes = chunk.bytes;
   const size = ctor.BYTES_PER_ELEMENT;
   if (bytes.byteOffset % size !== 0) bytes = bytes.slice(); // defensive: realign (never expected)

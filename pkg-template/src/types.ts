@@ -43,6 +43,13 @@ export type TypedArray =
   | Float16ArrayLike;
 
 /**
+ * What a read's `data` is: a typed array by data type (see {@link ShardedArray.getChunk}), or one
+ * value per element for text (`string`, `fixed_length_utf32`: `string[]`), bytes (`bytes`,
+ * `null_terminated_bytes`: `Uint8Array[]`) and JSON (`json`: the JSON values) arrays.
+ */
+export type ArrayData = TypedArray | string[] | Uint8Array[] | unknown[];
+
+/**
  * One item per axis: `null` selects the whole axis, an integer selects one index (the axis is
  * dropped from the result), `[start, stop]` selects the half-open range `start <= i < stop`.
  */
@@ -50,7 +57,7 @@ export type SelectionItem = null | number | readonly [number, number];
 export type Selection = readonly SelectionItem[];
 
 /** Result of {@link ShardedArray.getChunk} and {@link ShardedArray.get}. */
-export interface ChunkResult<T extends TypedArray = TypedArray> {
+export interface ChunkResult<T extends ArrayData = TypedArray> {
   /**
    * The values. Element `(i0, i1, ...)` is `data[i0 * stride[0] + i1 * stride[1] + ...]`.
    * `data` may hold more elements than `prod(shape)` (edge chunks keep the full chunk's stride).

@@ -108,6 +108,10 @@ pub(crate) fn corrupt_shard(message: impl ToString) -> Error {
 /// Largest single buffer we allocate from sizes that come from the network (wasm32 has 4 GiB).
 pub const MAX_ALLOC: u64 = 1 << 31;
 
+/// Most bytes a chunk whose decoded size its metadata does not fix (variable-length elements)
+/// may decode to.
+pub const MAX_DECODED: usize = 512 << 20;
+
 /// Checked product of a shape, also bounded by [`MAX_ALLOC`] when multiplied by `elem`.
 pub fn checked_bytes(shape: &[u64], elem: u64) -> Result<usize> {
     let mut n: u64 = elem;

@@ -1,6 +1,6 @@
 //! `WasmArray` and `WasmRegion`: an opened array's metadata, counters and reads.
 use super::convert::{
-    chunk_to_js, coords_of, error_item, fill_to_js, list_of, map_to_js, numbers, scale_name, selection_of, set, to_js,
+    as_values, chunk_to_js, coords_of, error_item, fill_to_js, list_of, map_to_js, numbers, scale_name, selection_of, set, to_js,
 };
 use super::fetch::FetchClient;
 use crate::core::metadata::Storage;
@@ -73,9 +73,10 @@ impl WasmArray {
         let irregular = || grid.axes.iter().map(|ax| JsValue::from(numbers(&ax.sizes()))).collect::<JsArray>();
         set(&o, "chunkShapes", if regular.is_some() { JsValue::NULL } else { irregular().into() });
         set(&o, "shardShape", a.shard_shape().as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
-        set(&o, "fillValue", fill_to_js(a.dtype(), m.fill_value.value, &m.fill_value.bytes));
+        set(&o, "fillValue", fill_to_js(a.dtype(), &m.fill_value));
         set(&o, "itemSize", a.dtype().size() as f64);
-        set(&o, "costlyDecode", a.costly_decode());
+        // Text, bytes and JSON come back as JS values, not transferable buffers: decoded here.
+        set(&o, "costlyDecode", a.costly_decode() && !as_values(a.dtype()));
         let bytes = regular.map(|s| s.iter().fold(a.dtype().size() as u64, |n, &d| n.saturating_mul(d)));
         set(&o, "smallChunks", bytes.is_some_and(|b| b < SMALL_CHUNK));
         set(&o, "attributes", map_to_js(&m.attributes));
@@ -156,7 +157,7 @@ impl WasmArray {
         let a = &self.inner;
         let sel = selection_of(&selection, a.metadata().shape.len()).map_err(|e| to_js(e.at(a.url())))?;
         let plan = a.plan(Want::Region(&sel)).map_err(to_js)?;
-        let out = Assembly::new(&plan, &a.metadata().fill_value).map_err(|e| to_js(e.at(a.url())))?;
+        let out = Assembly::new(&plan, &a.metadata().fill_value, a.dtype()).map_err(|e| to_js(e.at(a.url())))?;
         Ok(WasmRegion {
             array: a.clone(),
             client: self.client.clone(),

@@ -1,9 +1,9 @@
 //! JS values in and out: errors, numbers, JSON, options, coordinates, selections, chunks.
 use super::fetch::FetchClient;
-use crate::core::metadata::{DataType, Format, Scalar};
+use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
-use crate::core::read::Chunk;
+use crate::core::read::{Chunk, Element};
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::String;
@@ -179,8 +179,32 @@ fn element_axis(dtype: DataType) -> Option<u64> {
     }
 }
 
-/// `{ bytes, shape, stride }`, with a trailing axis for elements made of several values.
+/// Whether elements reach JS as values (strings, bytes, JSON) rather than a typed array.
+pub fn as_values(dtype: DataType) -> bool {
+    dtype.is_variable() || matches!(dtype, DataType::FixedUtf32(_) | DataType::FixedBytes(_))
+}
+
+/// A text, bytes or JSON element as a JS value.
+fn element_to_js(e: Element) -> JsValue {
+    match e {
+        Element::Text(t) => JsValue::from(t),
+        Element::Bytes(b) => Uint8Array::from(b).into(),
+        Element::Json(j) => core::str::from_utf8(j).ok().and_then(|t| js_sys::JSON::parse(t).ok()).unwrap_or(JsValue::NULL),
+    }
+}
+
+/// `{ bytes, shape, stride }`, with a trailing axis for elements made of several values; text,
+/// bytes and JSON arrays as `{ values, shape, stride }`.
 pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
+    if as_values(dtype) {
+        let n = c.bytes.len() / dtype.size().max(1);
+        let values: Array = (0..n).map(|i| c.element(dtype, i).map_or(JsValue::NULL, element_to_js)).collect();
+        let o = Object::new();
+        set(&o, "values", values);
+        set(&o, "shape", numbers(&c.shape));
+        set(&o, "stride", numbers(&c.stride));
+        return o.into();
+    }
     let (mut shape, mut stride) = (c.shape, c.stride);
     if let Some(unit) = element_axis(dtype) {
         stride.iter_mut().for_each(|s| *s *= unit);
@@ -194,7 +218,12 @@ pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
     o.into()
 }
 
-pub fn fill_to_js(dtype: DataType, v: Scalar, bytes: &[u8]) -> JsValue {
+pub fn fill_to_js(dtype: DataType, fill: &FillValue) -> JsValue {
+    let (v, bytes) = (fill.value, &fill.bytes[..]);
+    if as_values(dtype) {
+        let one = Chunk { bytes: fill.bytes.clone(), shape: alloc::vec![], stride: alloc::vec![], heap: fill.heap.clone() };
+        return one.element(dtype, 0).map_or(JsValue::NULL, element_to_js);
+    }
     match (dtype, v) {
         (_, Scalar::Bytes) => Uint8Array::from(bytes).into(),
         (_, Scalar::Bool(b)) => b.into(),
@@ -204,6 +233,7 @@ pub fn fill_to_js(dtype: DataType, v: Scalar, bytes: &[u8]) -> JsValue {
         (_, Scalar::UInt(u)) => (u as f64).into(),
         (_, Scalar::Float(f)) => f.into(),
         (_, Scalar::Complex(re, im)) => Array::of2(&re.into(), &im.into()).into(),
+        (_, Scalar::Text | Scalar::Json) => JsValue::NULL,
     }
 }
 

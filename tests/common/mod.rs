@@ -4,11 +4,11 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use shardfetch::core::metadata::{Format, Scalar};
+use shardfetch::core::metadata::{DataType, Format, Scalar};
 use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
-use shardfetch::core::read::{read_chunk, read_region, Array, Chunk};
+use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
 use shardfetch::core::storage::{HttpClient, Method, Request};
 
 pub struct Case {
@@ -171,12 +171,16 @@ fn elem_size(case: &Case) -> usize {
 /// `dims` maps each axis of `got` to an array axis (dropped axes are fixed at `origin`).
 fn compare(
     case: &Case,
+    dtype: DataType,
     expected: &[u8],
     got: &Chunk,
     origin: &[u64],
     dims: &[usize],
     what: &str,
 ) -> Result<(), String> {
+    if case.expected.ends_with(".json") {
+        return compare_values(case, dtype, expected, got, origin, dims, what);
+    }
     let e = elem_size(case);
     let full = c_strides(&case.shape);
     let mut err = None;
@@ -196,6 +200,64 @@ fn compare(
         }
     });
     err.map_or(Ok(()), Err)
+}
+
+/// The value of element `y` of a text, bytes or JSON chunk as the manifests' expected JSON
+/// holds it (text as a string, bytes as base64, JSON as itself).
+fn element_value(case: &Case, dtype: DataType, got: &Chunk, y: usize) -> Option<Value> {
+    Some(match got.element(dtype, y)? {
+        Element::Text(t) => Value::String(t),
+        Element::Bytes(b) => Value::String(base64_encode(b)),
+        Element::Json(j) => serde_json::from_slice(j).unwrap_or_else(|e| panic!("{}: element {y}: {e}", case.name)),
+    })
+}
+
+/// Compare a text, bytes or JSON box with the expected values (`{"values": [...]}`, C order).
+fn compare_values(
+    case: &Case,
+    dtype: DataType,
+    expected: &[u8],
+    got: &Chunk,
+    origin: &[u64],
+    dims: &[usize],
+    what: &str,
+) -> Result<(), String> {
+    let values: Value = serde_json::from_slice(expected).map_err(|e| format!("{}: expected JSON: {e}", case.name))?;
+    let values = values["values"].as_array().ok_or("expected has no values")?;
+    let full = c_strides(&case.shape);
+    let mut err = None;
+    for_each_index(&got.shape, |idx| {
+        if err.is_some() {
+            return;
+        }
+        let mut pos = origin.to_vec();
+        for (k, &i) in idx.iter().enumerate() {
+            pos[dims[k]] += i;
+        }
+        let x = pos.iter().zip(&full).map(|(p, s)| p * s).sum::<u64>() as usize;
+        let y = idx.iter().zip(&got.stride).map(|(p, s)| p * s).sum::<u64>() as usize;
+        let (want, have) = (values.get(x), element_value(case, dtype, got, y));
+        if want != have.as_ref() {
+            err = Some(format!("{}: {what}: element {pos:?}: expected {want:?}, got {have:?}", case.name));
+        }
+    });
+    err.map_or(Ok(()), Err)
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in b.chunks(3) {
+        let n = c.iter().enumerate().fold(0u32, |a, (i, &v)| a | (v as u32) << (16 - 8 * i));
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(table[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 async fn open_array<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Array, String> {
@@ -237,6 +299,22 @@ fn fill_matches(value: Scalar, bytes: &[u8], fill: &str) -> bool {
             }
             _ => false,
         },
+        Scalar::Text | Scalar::Json => false,
+    }
+}
+
+/// A text, bytes or JSON array's fill value against the writer's JSON token (null and 0 mean
+/// empty, as Zarr v2 object arrays spell it): compared as one element of a chunk of fill.
+fn text_fill_matches(a: &Array, fill: &str) -> bool {
+    let token: Value = serde_json::from_str(fill).unwrap_or(Value::Null);
+    let f = &a.metadata().fill_value;
+    let one = Chunk { bytes: f.bytes.clone(), shape: vec![1], stride: vec![1], heap: f.heap.clone() };
+    let empty = token.is_null() || token.as_u64() == Some(0);
+    match one.element(a.dtype(), 0) {
+        Some(Element::Text(t)) => token.as_str() == Some(t.as_str()) || (empty && t.is_empty()),
+        Some(Element::Bytes(b)) => token.as_str().map(base64) == Some(b.to_vec()) || (empty && b.is_empty()),
+        Some(Element::Json(j)) => serde_json::from_slice::<Value>(j).ok() == Some(token),
+        None => false,
     }
 }
 
@@ -260,7 +338,9 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
             a.shard_shape()
         ));
     }
-    if !fill_matches(a.metadata().fill_value.value, &a.metadata().fill_value.bytes, &case.fill) {
+    let fill = &a.metadata().fill_value;
+    let text = matches!(fill.value, Scalar::Text | Scalar::Json) || case.expected.ends_with(".json");
+    if !(if text { text_fill_matches(&a, &case.fill) } else { fill_matches(fill.value, &fill.bytes, &case.fill) }) {
         return Err(format!("{n}: fill value {:?}, manifest says {}", a.metadata().fill_value.value, case.fill));
     }
     let ndim = case.shape.len();
@@ -274,7 +354,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     for g in coords_list {
         let chunk = read_chunk(&a, c, &g).await.map_err(|e| format!("{n}: chunk {g:?}: {e}"))?;
         let origin: Vec<u64> = g.iter().zip(&starts).map(|(&g, s)| s[g as usize]).collect();
-        result = result.and(compare(case, &expected, &chunk, &origin, &all, &format!("chunk {g:?}")));
+        result = result.and(compare(case, a.dtype(), &expected, &chunk, &origin, &all, &format!("chunk {g:?}")));
         chunks += 1;
     }
     result?;
@@ -305,7 +385,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
             .collect();
         let dims: Vec<usize> =
             sel.iter().enumerate().filter(|(_, s)| !matches!(s, Sel::Index(_))).map(|(i, _)| i).collect();
-        compare(case, &expected, &got, &origin, &dims, &format!("region {sel:?}"))?;
+        compare(case, a.dtype(), &expected, &got, &origin, &dims, &format!("region {sel:?}"))?;
     }
     Ok(())
 }

@@ -28,6 +28,19 @@ const ELEMENT_SIZE = {
   complex128: 16,
 };
 
+/** Text, bytes and JSON data types: one JS value per element; expected values in JSON. */
+const VALUE_TYPES = new Set(["string", "bytes", "json", "fixed_length_utf32", "null_terminated_bytes"]);
+
+/** A JS element as the manifests' expected JSON holds it (bytes as base64). */
+function asExpected(dtype, v) {
+  if (v instanceof Uint8Array) {
+    let s = "";
+    for (const b of v) s += String.fromCharCode(b);
+    return btoa(s);
+  }
+  return v;
+}
+
 /** Every manifest `manifests.json` lists, merged: `loadJson(relativePath)` → parsed JSON. */
 export async function loadManifests(loadJson) {
   const index = await loadJson("manifests.json");
@@ -97,6 +110,14 @@ function hexToFloat(hex, dtype) {
 /** Returns null when `actual` matches the manifest's fill value string, else a message. */
 export function checkFill(dtype, expected, actual) {
   const bad = `fillValue ${show(actual)} (${typeof actual}) != ${expected}`;
+  if (VALUE_TYPES.has(dtype)) {
+    // The writer's JSON token; null and 0 mean empty (Zarr v2 object arrays).
+    const token = JSON.parse(expected);
+    const got = asExpected(dtype, actual);
+    if (dtype === "json") return canon(got) === canon(token) ? null : bad;
+    if (token === null || token === 0) return got === "" ? null : bad;
+    return got === token ? null : bad;
+  }
   switch (dtype) {
     case "raw_bytes":
     case "structured": {
@@ -151,6 +172,45 @@ function hexBytes(u8, off, n) {
   let s = "";
   for (let i = 0; i < n; i++) s += (off + i < u8.length ? u8[off + i] : 0).toString(16).padStart(2, "0");
   return s;
+}
+
+/** Like `compareRegion`, for value arrays: `data` holds one JS value per element. */
+function compareValues(res, expected, arrShape, axes, fixed, maxReports, dtype) {
+  const errs = [];
+  const { data, shape, stride } = res;
+  if (!Array.isArray(data)) return [`data is not an array of values: ${Object.prototype.toString.call(data)}`];
+  const ndim = arrShape.length;
+  const astride = new Array(ndim);
+  let s = 1;
+  for (let k = ndim - 1; k >= 0; k--) {
+    astride[k] = s;
+    s *= arrShape[k];
+  }
+  let base = 0;
+  for (const [axis, idx] of fixed) base += idx * astride[axis];
+  for (const [axis, start] of axes) base += start * astride[axis];
+  const n = prod(shape);
+  const idx = new Array(shape.length).fill(0);
+  let mismatches = 0;
+  for (let i = 0; i < n; i++) {
+    let g = 0;
+    let e = base;
+    for (let k = 0; k < shape.length; k++) {
+      g += idx[k] * stride[k];
+      e += idx[k] * astride[axes[k][0]];
+    }
+    const got = asExpected(dtype, data[g]);
+    if (canon(got) !== canon(expected[e])) {
+      mismatches++;
+      if (errs.length < maxReports) errs.push(`element [${idx}] got ${canon(got)} expected ${canon(expected[e])}`);
+    }
+    for (let k = shape.length - 1; k >= 0; k--) {
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  if (mismatches > errs.length) errs.push(`... ${mismatches} mismatching elements in total`);
+  return errs;
 }
 
 /**
@@ -269,9 +329,14 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
   const fail = (msg) => failures.push(`${c.name}: ${msg}`);
   const root = joinUrl(baseUrl, c.path);
   const url = joinUrl(root, c.open?.path ?? "");
-  const esize = ELEMENT_SIZE[c.dtype] ?? c.itemSize;
+  const values = VALUE_TYPES.has(c.dtype);
+  const esize = values ? 1 : ELEMENT_SIZE[c.dtype] ?? c.itemSize;
   // Values per element the API returns as a trailing axis.
-  const unit = c.dtype.startsWith("complex") ? 2 : c.itemSize ?? 1;
+  const unit = values ? 1 : c.dtype.startsWith("complex") ? 2 : c.itemSize ?? 1;
+  const compare = (res, expected, axes, fixed) =>
+    values
+      ? compareValues(res, expected, c.shape, axes, fixed, maxReports, c.dtype)
+      : compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports, c.tolerance);
   if (!esize) {
     fail(`unknown dtype ${c.dtype} in manifest`);
     return { failures, checks };
@@ -306,6 +371,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
       fail(`cannot load expected ${c.expected}: ${errText(e)}`);
       return { failures, checks };
     }
+    if (values) expected = JSON.parse(new TextDecoder().decode(expected)).values;
     if (expected.length !== prod(c.shape) * esize) {
       fail(`expected file has ${expected.length} bytes, wants ${prod(c.shape) * esize}`);
       return { failures, checks };
@@ -329,7 +395,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
           fail(`${where}: bad stride ${show(res.stride)}`);
         } else {
           const axes = coords.map((ci, k) => [k, starts[k][ci]]);
-          for (const m of compareRegion(res, expected, c.shape, esize, axes, [], maxReports, c.tolerance)) fail(`${where}: ${m}`);
+          for (const m of compare(res, expected, axes, [])) fail(`${where}: ${m}`);
         }
       } catch (e) {
         fail(`${where} failed: ${errText(e)}`);
@@ -363,7 +429,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
         if (unit > 1) wantShape.push(unit);
         if (!eqArr(Array.from(res.shape), wantShape)) fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
         else {
-          for (const m of compareRegion(res, expected, c.shape, esize, axes, fixed, maxReports, c.tolerance)) fail(`${where}: ${m}`);
+          for (const m of compare(res, expected, axes, fixed)) fail(`${where}: ${m}`);
         }
       } catch (e) {
         fail(`${where} failed: ${errText(e)}`);

@@ -45,6 +45,6 @@ impl Codec for Bytes {
         if self.big_endian && unit > 1 {
             bytes.chunks_exact_mut(unit).for_each(<[u8]>::reverse);
         }
-        Ok(Decoded { bytes, strides: c_strides(ctx.shape) })
+        Ok(Decoded::elements(bytes, c_strides(ctx.shape)))
     }
 }

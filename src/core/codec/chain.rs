@@ -2,10 +2,13 @@
 //! order), built from the codecs metadata names; decoding runs it backwards.
 use super::blosc::Blosc;
 use super::bytes::Bytes;
+use super::categorize::Categorize;
 use super::crc32c::Crc32c;
 use super::gzip::Gzip;
+use super::json2::Json2;
 use super::lz4::Lz4;
 use super::transpose::Transpose;
+use super::vlen::VLen;
 use super::zlib::Zlib;
 use super::zstd::ZstdCodec;
 use super::{Codec, Ctx, Decoded, Kind};
@@ -23,10 +26,18 @@ pub struct Chain {
     dtype: DataType,
 }
 
-/// The codec `c` names, for chunks of `ndim` axes.
-fn build(c: &Named, ndim: usize) -> Result<Box<dyn Codec>> {
+/// The codec `c` names, for chunks of `ndim` axes whose elements (as this codec decodes them)
+/// are `dtype`.
+fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
     let conf = &c.configuration;
     Ok(match c.name.as_str() {
+        "vlen-utf8" | "numcodecs.vlen-utf8" if dtype == DataType::String => Box::new(VLen { utf8: true }),
+        "vlen-bytes" | "numcodecs.vlen-bytes" if dtype == DataType::Bytes => Box::new(VLen { utf8: false }),
+        "json2" | "numcodecs.json2" if dtype == DataType::Json => Box::new(Json2),
+        "vlen-utf8" | "vlen-bytes" | "json2" | "numcodecs.vlen-utf8" | "numcodecs.vlen-bytes" | "numcodecs.json2" => {
+            return err(ErrorCode::InvalidMetadata, format!("codec {:?} does not encode {} elements", c.name, dtype.name()))
+        }
+        "categorize" | "numcodecs.categorize" => Box::new(Categorize::parse(conf, dtype)?),
         "transpose" => Box::new(Transpose::parse(conf, ndim)?),
         "bytes" => Box::new(Bytes::parse(conf)?),
         "gzip" | "numcodecs.gzip" => Box::new(Gzip),
@@ -50,8 +61,13 @@ impl Chain {
         let mut array = Vec::new();
         let mut to_bytes = None;
         let mut bytes = Vec::new();
+        // The element type each codec decodes to: array→array codecs may change it.
+        let mut stage = dtype;
         for c in codecs {
-            let codec = build(c, ndim)?;
+            let codec = build(c, ndim, stage)?;
+            if codec.kind() == Kind::ArrayToArray {
+                stage = codec.encoded_dtype(stage);
+            }
             let out_of_order = match codec.kind() {
                 Kind::ArrayToArray => to_bytes.is_some(),
                 Kind::ArrayToBytes => to_bytes.is_some(),
@@ -67,6 +83,9 @@ impl Chain {
             }
         }
         let to_bytes = to_bytes.ok_or_else(|| invalid("codecs need an array->bytes codec (\"bytes\")"))?;
+        if stage.is_variable() && to_bytes.name() == "bytes" {
+            return err(ErrorCode::InvalidMetadata, format!("the bytes codec cannot encode {} elements", stage.name()));
+        }
         Ok(Chain { array, to_bytes, bytes, dtype })
     }
 
@@ -87,15 +106,18 @@ impl Chain {
 
     /// Decode a whole chunk of `shape`: little-endian elements with their strides.
     pub fn decode(&self, encoded: Vec<u8>, shape: &[u64]) -> Result<Decoded> {
-        let dtype = self.dtype;
-        // The shape each array→array codec decodes to, and what the array→bytes codec reads.
+        // The shape and type each array→array codec decodes to, and what the array→bytes codec reads.
         let mut shapes = Vec::with_capacity(self.array.len() + 1);
+        let mut dtypes = Vec::with_capacity(self.array.len() + 1);
         shapes.push(shape.to_vec());
+        dtypes.push(self.dtype);
         for c in &self.array {
             let next = c.encoded_shape(shapes.last().map_or(shape, |s| s));
             shapes.push(next);
+            dtypes.push(c.encoded_dtype(dtypes.last().copied().unwrap_or(self.dtype)));
         }
         let inner = shapes.last().map_or(shape, |s| s);
+        let dtype = dtypes.last().copied().unwrap_or(self.dtype);
         let nbytes = checked_bytes(inner, dtype.size() as u64)?;
         // What each bytes→bytes codec may decode to: its input when it encoded.
         let mut limits = Vec::with_capacity(self.bytes.len());
@@ -109,7 +131,7 @@ impl Chain {
             data = c.decode(data, &Ctx { shape: &[], dtype, limit })?;
         }
         data = self.to_bytes.decode(data, &Ctx { shape: inner, dtype, limit: nbytes })?;
-        for (c, s) in self.array.iter().zip(&shapes).rev() {
+        for ((c, s), &dtype) in self.array.iter().zip(&shapes).zip(&dtypes).rev() {
             data = c.decode(data, &Ctx { shape: s, dtype, limit: nbytes })?;
         }
         Ok(data)

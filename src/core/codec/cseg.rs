@@ -30,7 +30,7 @@ impl Codec for CompressedSegmentation {
         let (voxels, channels) = super::image_geometry(ctx.shape)?;
         let [nx, ny, nz] = [ctx.shape[0], ctx.shape[1], ctx.shape[2]];
         let bytes = decode(&data.bytes, ctx.dtype.size(), self.block, [nx, ny, nz], channels)?;
-        Ok(Decoded { bytes, strides: alloc::vec![1, nx, nx * ny, voxels] })
+        Ok(Decoded::elements(bytes, alloc::vec![1, nx, nx * ny, voxels]))
     }
 }
 

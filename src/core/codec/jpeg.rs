@@ -32,7 +32,7 @@ impl Codec for Jpeg {
         let (voxels, channels) = super::image_geometry(ctx.shape)?;
         let bytes = decode_jpeg(&data.bytes, voxels, channels)?;
         let [nx, ny, nc] = [ctx.shape[0], ctx.shape[1], channels];
-        Ok(Decoded { bytes, strides: alloc::vec![nc, nx * nc, nx * ny * nc, 1] })
+        Ok(Decoded::elements(bytes, alloc::vec![nc, nx * nc, nx * ny * nc, 1]))
     }
 }
 

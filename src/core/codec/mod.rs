@@ -6,15 +6,18 @@
 //! May import: `error`, `nd`, `metadata`.
 pub mod blosc;
 pub mod bytes;
+pub mod categorize;
 pub mod chain;
 pub mod crc32c;
 pub mod cseg;
 pub mod deflate;
 pub mod gzip;
 pub mod jpeg;
+pub mod json2;
 pub mod lz4;
 pub mod png;
 pub mod transpose;
+pub mod vlen;
 pub mod zlib;
 pub mod zstd;
 
@@ -25,17 +28,25 @@ use crate::core::metadata::DataType;
 use alloc::vec::Vec;
 
 /// A chunk on its way through a chain: bytes, and (once an array→bytes codec has read them
-/// as elements) the element strides of the chunk's axes. Decoded elements are little-endian.
-#[derive(Clone, Debug, PartialEq)]
+/// as elements) the element strides of the chunk's axes. Decoded elements are little-endian;
+/// variable-length ones are handles into `heap` (see [`crate::core::metadata::dtype::HANDLE`]).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Decoded {
     pub bytes: Vec<u8>,
     pub strides: Vec<u64>,
+    /// Contents of variable-length elements (empty otherwise).
+    pub heap: Vec<u8>,
 }
 
 impl Decoded {
     /// Plain bytes (no element layout yet).
     pub fn bytes(bytes: Vec<u8>) -> Decoded {
-        Decoded { bytes, strides: Vec::new() }
+        Decoded { bytes, ..Decoded::default() }
+    }
+
+    /// Elements laid out with `strides`.
+    pub fn elements(bytes: Vec<u8>, strides: Vec<u64>) -> Decoded {
+        Decoded { bytes, strides, heap: Vec::new() }
     }
 }
 
@@ -53,6 +64,7 @@ pub struct Ctx<'a> {
     /// The shape of the codec's decoded output (for an array→bytes codec: of the array it
     /// encodes; unused by bytes→bytes codecs).
     pub shape: &'a [u64],
+    /// The data type of the codec's decoded output (as `shape`).
     pub dtype: DataType,
     /// Bytes the codec's decoded output may hold at most (sizes come from the network).
     pub limit: usize,
@@ -65,6 +77,10 @@ pub trait Codec: core::fmt::Debug {
     /// An array→array codec: the shape of what it encodes an array of `shape` into.
     fn encoded_shape(&self, shape: &[u64]) -> Vec<u64> {
         shape.to_vec()
+    }
+    /// An array→array codec: the data type of what it encodes an array of `decoded` into.
+    fn encoded_dtype(&self, decoded: DataType) -> DataType {
+        decoded
     }
     /// The most bytes encoding `n` bytes (for an array→bytes codec: an array of `n` bytes)
     /// can give: what the codec outside it may decode to at most.

@@ -49,6 +49,6 @@ impl Codec for Transpose {
         for (k, &axis) in self.order.iter().enumerate() {
             strides[axis] = data.strides[k];
         }
-        Ok(Decoded { bytes: data.bytes, strides })
+        Ok(Decoded { strides, ..data })
     }
 }

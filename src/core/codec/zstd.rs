@@ -156,11 +156,58 @@ impl Zstd {
     }
 }
 
+/// The decoded size a single zstd frame's header states (`None`: not stated, or more than one
+/// frame, or not a frame).
+fn frame_content_size(data: &[u8]) -> Option<u64> {
+    let magic = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
+    if magic != 0xFD2F_B528 {
+        return None;
+    }
+    let fhd = *data.get(4)?;
+    let single = fhd & 0x20 != 0;
+    let mut pos = 5 + usize::from(!single) + [0, 1, 2, 4][usize::from(fhd & 3)];
+    let fcs_len = [usize::from(single), 2, 4, 8][usize::from(fhd >> 6)];
+    if fcs_len == 0 {
+        return None;
+    }
+    let field = data.get(pos..pos + fcs_len)?;
+    let mut n = field.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x));
+    if fcs_len == 2 {
+        n += 256;
+    }
+    pos += fcs_len;
+    // Walk the blocks: another frame after this one would add to the size.
+    loop {
+        let h = data.get(pos..pos + 3)?;
+        let h = u32::from(h[0]) | u32::from(h[1]) << 8 | u32::from(h[2]) << 16;
+        pos += 3 + match (h >> 1) & 3 {
+            1 => 1,
+            _ => (h >> 3) as usize,
+        };
+        if h & 1 != 0 {
+            break;
+        }
+    }
+    if fhd & 0x04 != 0 {
+        pos += 4;
+    }
+    (pos == data.len()).then_some(n)
+}
+
 /// One or more zstd frames, decoded to at most `limit` bytes.
 pub fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    // A frame that states its decoded size (zarr-python's, numcodecs') needs only that much:
+    // reserving the limit itself would ask for the worst case every time.
+    let size = match frame_content_size(data) {
+        Some(n) if n > limit as u64 => {
+            return err(ErrorCode::CorruptChunk, format!("zstd: the frame holds {n} bytes, more than the {limit} expected"))
+        }
+        Some(n) => n as usize,
+        None => limit,
+    };
     let mut out = Vec::new();
-    if out.try_reserve_exact(limit).is_err() {
-        return err(ErrorCode::TooLarge, format!("cannot allocate {limit} bytes"));
+    if out.try_reserve_exact(size).is_err() {
+        return err(ErrorCode::TooLarge, format!("cannot allocate {size} bytes"));
     }
     Zstd::new().decode(data, &mut out, ZSTD_WINDOW_FLOOR)?;
     Ok(out)
@@ -187,6 +234,17 @@ mod tests {
         skip.extend_from_slice(&frame(16 << 3));
         assert_eq!(unzstd(&skip, 1000).unwrap_err().code, ErrorCode::TooLarge);
         assert_eq!(unzstd(&skip[..9], 1000).unwrap_err().code, ErrorCode::CorruptChunk);
+    }
+
+    #[test]
+    fn a_frame_states_its_size() {
+        // `numcodecs.Zstd(level=1).encode(b"abc" * 100)`: content size 300 in the header.
+        let frame = [40, 181, 47, 253, 96, 44, 0, 85, 0, 0, 24, 97, 98, 99, 1, 0, 38, 170, 110, 8];
+        assert_eq!(frame_content_size(&frame), Some(300));
+        assert_eq!(unzstd(&frame, 300).unwrap(), b"abc".repeat(100));
+        assert_eq!(unzstd(&frame, 299).unwrap_err().code, ErrorCode::CorruptChunk);
+        assert_eq!(frame_content_size(&frame[..10]), None);
+        assert_eq!(frame_content_size(b"nope"), None);
     }
 
     #[test]

@@ -27,6 +27,37 @@ pub enum DataType {
     /// Records of this many bytes with named fields (`structured`; the fields are in the
     /// array's info).
     Structured(u32),
+    /// Variable-length UTF-8 text (Zarr v3 `string`, v2 `|O` with `vlen-utf8` or `categorize`).
+    String,
+    /// Variable-length bytes (Zarr v3 `variable_length_bytes`/`bytes`, v2 `|O` with `vlen-bytes`).
+    Bytes,
+    /// Any JSON value per element (Zarr v2 `|O` with the `json2` object codec).
+    Json,
+    /// Text of up to this many code points, stored UTF-32 and NUL-padded (NumPy `<U n`, Zarr v3
+    /// `fixed_length_utf32`).
+    FixedUtf32(u32),
+    /// Bytes of this length, NUL-padded (NumPy `|S n`, Zarr v3 `null_terminated_bytes`).
+    FixedBytes(u32),
+}
+
+/// How a variable-length element is held while decoded: 8 bytes per element — its offset and
+/// length (u32, little-endian) in a separate heap of contents — so strides, transposes and box
+/// copies treat it like any fixed-size element.
+pub const HANDLE: usize = 8;
+
+/// A variable-length element's handle.
+pub fn handle(offset: usize, len: usize) -> [u8; HANDLE] {
+    let mut h = [0u8; HANDLE];
+    h[..4].copy_from_slice(&(offset as u32).to_le_bytes());
+    h[4..].copy_from_slice(&(len as u32).to_le_bytes());
+    h
+}
+
+/// The contents a handle points at in `heap`, when it lies inside.
+pub fn content<'a>(h: &[u8], heap: &'a [u8]) -> Option<&'a [u8]> {
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize;
+    let (at, n) = (word(h.get(..4)?), word(h.get(4..8)?));
+    heap.get(at..at.checked_add(n)?)
 }
 
 /// One field of a structured data type: name, type, byte offset in the record.
@@ -40,6 +71,14 @@ impl DataType {
                 let n = o.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
                 let conf = o.get("configuration");
                 return match n {
+                    "fixed_length_utf32" | "null_terminated_bytes" => {
+                        let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
+                        match (n, len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0)) {
+                            ("fixed_length_utf32", Some(b)) if b % 4 == 0 => Ok(DataType::FixedUtf32(b / 4)),
+                            ("null_terminated_bytes", Some(b)) => Ok(DataType::FixedBytes(b)),
+                            _ => err(ErrorCode::InvalidMetadata, format!("{n} needs a positive length_bytes")),
+                        }
+                    }
                     "raw_bytes" => {
                         let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
                         match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
@@ -75,6 +114,8 @@ impl DataType {
             "float64" => DataType::Float64,
             "complex64" => DataType::Complex64,
             "complex128" => DataType::Complex128,
+            "string" => DataType::String,
+            "variable_length_bytes" | "bytes" => DataType::Bytes,
             other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {other:?}")),
         })
     }
@@ -97,6 +138,11 @@ impl DataType {
             DataType::Complex128 => "complex128",
             DataType::RawBytes(_) => "raw_bytes",
             DataType::Structured(_) => "structured",
+            DataType::String => "string",
+            DataType::Bytes => "bytes",
+            DataType::Json => "json",
+            DataType::FixedUtf32(_) => "fixed_length_utf32",
+            DataType::FixedBytes(_) => "null_terminated_bytes",
         }
     }
 
@@ -107,8 +153,15 @@ impl DataType {
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
             DataType::Complex128 => 16,
-            DataType::RawBytes(n) | DataType::Structured(n) => n as usize,
+            DataType::RawBytes(n) | DataType::Structured(n) | DataType::FixedBytes(n) => n as usize,
+            DataType::FixedUtf32(n) => 4 * n as usize,
+            DataType::String | DataType::Bytes | DataType::Json => HANDLE,
         }
+    }
+
+    /// Whether elements have variable length (decoded as handles into a heap, see [`HANDLE`]).
+    pub fn is_variable(self) -> bool {
+        matches!(self, DataType::String | DataType::Bytes | DataType::Json)
     }
 
     /// The fields of a `structured` data type, packed in order (as zarr-python writes them):
@@ -138,7 +191,9 @@ impl DataType {
         match self {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
-            DataType::RawBytes(_) | DataType::Structured(_) => 1,
+            DataType::RawBytes(_) | DataType::Structured(_) | DataType::FixedBytes(_) => 1,
+            DataType::String | DataType::Bytes | DataType::Json => 1,
+            DataType::FixedUtf32(_) => 4,
             other => other.size(),
         }
     }
@@ -152,15 +207,23 @@ pub enum Scalar {
     UInt(u64),
     Float(f64),
     Complex(f64, f64),
-    /// A raw or structured element: see [`FillValue::bytes`].
+    /// A raw or structured element: see [`FillValue::bytes`]; a bytes element: its contents
+    /// ([`FillValue::heap`] when variable, else `bytes` without the NUL padding).
     Bytes,
+    /// Text: the UTF-8 in [`FillValue::heap`] (variable length) or the UTF-32 in `bytes`.
+    Text,
+    /// A JSON value: its text in [`FillValue::heap`].
+    Json,
 }
 
 /// A parsed fill value: the element's little-endian bytes plus its reported value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FillValue {
+    /// One element (for variable-length types: the handle of the fill at offset 0 of `heap`).
     pub bytes: Vec<u8>,
     pub value: Scalar,
+    /// Variable-length types: the fill's contents (the heap its handle points into).
+    pub heap: Vec<u8>,
 }
 
 impl FillValue {
@@ -186,7 +249,7 @@ impl FillValue {
                     Value::Number(n) if n.as_u64() == Some(1) => true,
                     _ => return Err(bad()),
                 };
-                FillValue { bytes: alloc::vec![b as u8], value: Scalar::Bool(b) }
+                FillValue::of(alloc::vec![b as u8], Scalar::Bool(b))
             }
             DataType::Int8 => Self::int(int(i8::MIN.into(), i8::MAX.into())? as i64, 1),
             DataType::Int16 => Self::int(int(i16::MIN.into(), i16::MAX.into())? as i64, 2),
@@ -201,14 +264,14 @@ impl FillValue {
                     Some(b) => b as u16,
                     None => f64_to_f16_bits(float_value(v).ok_or_else(bad)?),
                 };
-                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f16_bits_to_f64(bits)) }
+                FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f16_bits_to_f64(bits)))
             }
             DataType::Float32 => {
                 let bits = match hex_bits(v, 4) {
                     Some(b) => b as u32,
                     None => (float_value(v).ok_or_else(bad)? as f32).to_bits(),
                 };
-                FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f32::from_bits(bits) as f64) }
+                FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f32::from_bits(bits) as f64))
             }
             DataType::Float64 => Self::float64(v).ok_or_else(bad)?,
             DataType::RawBytes(n) | DataType::Structured(n) => {
@@ -225,7 +288,47 @@ impl FillValue {
                 if bytes.len() != n as usize {
                     return Err(bad());
                 }
-                FillValue { bytes, value: Scalar::Bytes }
+                FillValue::of(bytes, Scalar::Bytes)
+            }
+            DataType::String => match v {
+                Value::String(t) => FillValue::variable(t.as_bytes().to_vec(), Scalar::Text),
+                // Zarr v2 object arrays: null (or the old default 0) reads as empty text.
+                Value::Null => FillValue::variable(Vec::new(), Scalar::Text),
+                Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Text),
+                _ => return Err(bad()),
+            },
+            DataType::Bytes => match v {
+                Value::String(t) => FillValue::variable(base64(t).ok_or_else(bad)?, Scalar::Bytes),
+                Value::Null => FillValue::variable(Vec::new(), Scalar::Bytes),
+                Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Bytes),
+                _ => return Err(bad()),
+            },
+            DataType::Json => FillValue::variable(serde_json::to_vec(v).map_err(|_| bad())?, Scalar::Json),
+            DataType::FixedUtf32(n) => {
+                let text = match v {
+                    Value::String(t) => t.as_str(),
+                    Value::Null => "",
+                    Value::Number(z) if z.as_u64() == Some(0) => "",
+                    _ => return Err(bad()),
+                };
+                let mut bytes = alloc::vec![0u8; 4 * n as usize];
+                for (k, c) in text.chars().enumerate() {
+                    bytes.get_mut(4 * k..4 * k + 4).ok_or_else(bad)?.copy_from_slice(&(c as u32).to_le_bytes());
+                }
+                FillValue::of(bytes, Scalar::Text)
+            }
+            DataType::FixedBytes(n) => {
+                let mut bytes = match v {
+                    Value::String(t) => base64(t).ok_or_else(bad)?,
+                    Value::Null => Vec::new(),
+                    Value::Number(z) if z.as_u64() == Some(0) => Vec::new(),
+                    _ => return Err(bad()),
+                };
+                if bytes.len() > n as usize {
+                    return Err(bad());
+                }
+                bytes.resize(n as usize, 0);
+                FillValue::of(bytes, Scalar::Bytes)
             }
             DataType::Complex64 | DataType::Complex128 => {
                 let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
@@ -235,7 +338,7 @@ impl FillValue {
                 };
                 let (re, im) = (Self::parse(part, re)?, Self::parse(part, im)?);
                 let (Scalar::Float(a), Scalar::Float(b)) = (re.value, im.value) else { return Err(bad()) };
-                FillValue { bytes: [re.bytes, im.bytes].concat(), value: Scalar::Complex(a, b) }
+                FillValue::of([re.bytes, im.bytes].concat(), Scalar::Complex(a, b))
             }
         })
     }
@@ -245,7 +348,7 @@ impl FillValue {
             Some(b) => b,
             None => float_value(v)?.to_bits(),
         };
-        Some(FillValue { bytes: bits.to_le_bytes().to_vec(), value: Scalar::Float(f64::from_bits(bits)) })
+        Some(FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f64::from_bits(bits))))
     }
 
     /// All-zero bytes (formats without a fill value read absent chunks as 0).
@@ -256,16 +359,33 @@ impl FillValue {
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
             DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
             DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
-            DataType::RawBytes(_) | DataType::Structured(_) => Scalar::Bytes,
+            DataType::RawBytes(_) | DataType::Structured(_) | DataType::Bytes | DataType::FixedBytes(_) => Scalar::Bytes,
+            DataType::String | DataType::FixedUtf32(_) => Scalar::Text,
+            DataType::Json => Scalar::Json,
         };
-        FillValue { bytes: alloc::vec![0; dtype.size()], value }
+        if dtype == DataType::Json {
+            return FillValue::variable(b"null".to_vec(), value);
+        }
+        if dtype.is_variable() {
+            return FillValue::variable(Vec::new(), value);
+        }
+        FillValue::of(alloc::vec![0; dtype.size()], value)
+    }
+
+    fn of(bytes: Vec<u8>, value: Scalar) -> FillValue {
+        FillValue { bytes, value, heap: Vec::new() }
+    }
+
+    /// A variable-length fill: its handle, and its contents as the heap.
+    fn variable(contents: Vec<u8>, value: Scalar) -> FillValue {
+        FillValue { bytes: handle(0, contents.len()).to_vec(), value, heap: contents }
     }
 
     fn int(x: i64, size: usize) -> FillValue {
-        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::Int(x) }
+        FillValue::of(x.to_le_bytes()[..size].to_vec(), Scalar::Int(x))
     }
     fn uint(x: u64, size: usize) -> FillValue {
-        FillValue { bytes: x.to_le_bytes()[..size].to_vec(), value: Scalar::UInt(x) }
+        FillValue::of(x.to_le_bytes()[..size].to_vec(), Scalar::UInt(x))
     }
 
     /// `n` elements of the fill value, or `TooLarge` when they cannot be had.

@@ -3,7 +3,7 @@
 use super::array::{ArrayMetadata, Format, Storage};
 use super::dtype::DataType;
 use super::grid::Grid;
-use super::json::{bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of};
+use super::json::{bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of, Named};
 use super::keys::KeyEncoding;
 use crate::core::error::{err, invalid, ErrorCode, Result};
 use alloc::format;
@@ -23,6 +23,17 @@ pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
         Some(b'>') => (true, &s[1..]),
         _ => (false, s),
     };
+    // Sized kinds: `<U12` (UTF-32 text), `|S12` (bytes), `|V12` (raw), `|O` (objects).
+    let sized = |k: &str| kind.strip_prefix(k).and_then(|n| n.parse::<u32>().ok()).filter(|&n| n > 0);
+    if let Some(n) = sized("U") {
+        return Ok((DataType::FixedUtf32(n), order));
+    }
+    if let Some(n) = sized("S") {
+        return Ok((DataType::FixedBytes(n), false));
+    }
+    if let Some(n) = sized("V") {
+        return Ok((DataType::RawBytes(n), false));
+    }
     let t = match kind {
         "b1" => DataType::Bool,
         "i1" => DataType::Int8,
@@ -54,20 +65,39 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
     if chunks.len() != shape.len() {
         return Err(invalid("chunks and shape have different lengths"));
     }
-    let (data_type, big_endian) = parse_dtype(o.get("dtype").unwrap_or(&Value::Null))?;
-    let fill_value = fill_or_zero(data_type, o.get("fill_value"))?;
-    // Encoding order: the chunk in memory order, the filters, its bytes, the compressor.
-    let mut codecs: Vec<_> = memory_order(o.get("order"), shape.len(), "order")?.into_iter().collect();
-    match o.get("filters") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(f)) => {
-            for filter in f {
-                codecs.push(numcodecs(filter, "a filter")?);
-            }
-        }
+    let filters = match o.get("filters") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(f)) => f.iter().map(|x| numcodecs(x, "a filter")).collect::<Result<Vec<_>>>()?,
         Some(_) => return Err(invalid("filters must be a list or null")),
+    };
+    let dtype = o.get("dtype").unwrap_or(&Value::Null);
+    let (data_type, big_endian) = if dtype.as_str() == Some("|O") {
+        (object_type(&filters)?, false)
+    } else {
+        parse_dtype(dtype)?
+    };
+    let fill_value = fill_or_zero(data_type, o.get("fill_value"))?;
+    // Encoding order: the chunk in memory order, the filters, its bytes, the compressor. An
+    // object array's first filter is its object codec: it makes the bytes.
+    let mut codecs: Vec<_> = memory_order(o.get("order"), shape.len(), "order")?.into_iter().collect();
+    let object_codec = data_type.is_variable()
+        && filters.first().is_some_and(|f| f.name != "numcodecs.categorize");
+    for (k, f) in filters.iter().enumerate() {
+        if k == 0 && object_codec {
+            codecs.push(Named::new(f.name.trim_start_matches("numcodecs."), f.configuration.clone()));
+        } else {
+            codecs.push(f.clone());
+        }
     }
-    codecs.push(bytes_codec(big_endian));
+    if !object_codec {
+        // Categorized text is stored as its integer codes, in their own byte order.
+        let codes = filters.iter().find(|f| f.name == "numcodecs.categorize").and_then(|f| f.configuration.get("astype"));
+        let big = match codes {
+            Some(t) => parse_dtype(t)?.1,
+            None => big_endian,
+        };
+        codecs.push(bytes_codec(big));
+    }
     match o.get("compressor") {
         None | Some(Value::Null) => {}
         Some(c) => codecs.push(numcodecs(c, "compressor")?),
@@ -97,6 +127,21 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
     })
 }
 
+/// The element type of an object (`|O`) array, from its object codec (the first filter).
+fn object_type(filters: &[Named]) -> Result<DataType> {
+    let first = filters.first().map(|f| f.name.trim_start_matches("numcodecs."));
+    match first {
+        Some("vlen-utf8") | Some("categorize") => Ok(DataType::String),
+        Some("vlen-bytes") => Ok(DataType::Bytes),
+        Some("json2") => Ok(DataType::Json),
+        Some(other) => err(
+            ErrorCode::UnsupportedDataType,
+            format!("unsupported object array (dtype \"|O\") encoded with {other:?} (vlen-utf8, vlen-bytes, json2 and categorize are read)"),
+        ),
+        None => err(ErrorCode::InvalidMetadata, "an object array (dtype \"|O\") needs an object codec as its first filter"),
+    }
+}
+
 /// `.zattrs` (or `{}` when absent).
 pub fn parse_attributes(text: Option<&[u8]>) -> Result<Map<String, Value>> {
     match text {
@@ -119,7 +164,6 @@ pub fn check_group(text: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::metadata::json::Named;
     use serde_json::json;
 
     #[test]

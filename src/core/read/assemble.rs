@@ -5,7 +5,8 @@ use super::chunk::Chunk;
 use super::plan::Plan;
 use crate::core::codec::Decoded;
 use crate::core::error::{checked_bytes, err, ErrorCode, Result};
-use crate::core::metadata::FillValue;
+use crate::core::metadata::dtype::HANDLE;
+use crate::core::metadata::{DataType, FillValue};
 use crate::core::nd::{c_strides, copy_box, Strided};
 use alloc::format;
 use alloc::vec::Vec;
@@ -19,12 +20,14 @@ pub struct Assembly {
     elem: usize,
     /// Per piece of the plan: its origin and box `[lo, hi)`.
     boxes: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)>,
+    /// Variable-length elements: the contents their handles point into (the fill's first).
+    heap: Option<Vec<u8>>,
 }
 
 impl Assembly {
     /// The output of a region plan, every element the fill value (its size was checked by
     /// the plan; the allocation itself is fallible).
-    pub fn new(plan: &Plan, fill: &FillValue) -> Result<Assembly> {
+    pub fn new(plan: &Plan, fill: &FillValue, dtype: DataType) -> Result<Assembly> {
         let Some(region) = &plan.region else {
             return err(ErrorCode::InvalidSelection, "only a region read is assembled");
         };
@@ -38,6 +41,7 @@ impl Assembly {
             shape: region.out_shape(),
             elem,
             boxes: plan.pieces.iter().map(|p| (p.origin.clone(), p.lo.clone(), p.hi.clone())).collect(),
+            heap: dtype.is_variable().then(|| fill.heap.clone()),
         })
     }
 
@@ -55,11 +59,31 @@ impl Assembly {
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
         let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
         let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
-        copy_box(&d.bytes, Strided { at: src_at, strides: &d.strides }, &mut self.out, to, &ext, self.elem)
+        let from = Strided { at: src_at, strides: &d.strides };
+        let Some(heap) = &mut self.heap else {
+            return copy_box(&d.bytes, from, &mut self.out, to, &ext, self.elem);
+        };
+        // Handles point into the chunk's own heap: append it, and move them by where it lands.
+        let base = heap.len();
+        if base.checked_add(d.heap.len()).is_none_or(|end| end > u32::MAX as usize) {
+            return err(ErrorCode::TooLarge, "the region's variable-length contents exceed 4 GiB");
+        }
+        heap.try_reserve(d.heap.len()).map_err(|_| crate::core::Error::new(ErrorCode::TooLarge, "cannot allocate"))?;
+        heap.extend_from_slice(&d.heap);
+        let mut moved = d.bytes.clone();
+        for h in moved.chunks_exact_mut(HANDLE) {
+            let at = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize + base;
+            h[..4].copy_from_slice(&(at as u32).to_le_bytes());
+        }
+        copy_box(&moved, from, &mut self.out, to, &ext, self.elem)
     }
 
-    /// Paste piece `i`'s box, cut and C-ordered elsewhere (see [`cut`]).
+    /// Paste piece `i`'s box, cut and C-ordered elsewhere (see [`cut`]); fixed-size elements
+    /// only (variable-length arrays decode where they are read).
     pub fn paste(&mut self, i: usize, bytes: &[u8]) -> Result<()> {
+        if self.heap.is_some() {
+            return err(ErrorCode::InvalidSelection, "variable-length elements are not pasted");
+        }
         let (_, lo, hi) = self.piece(i)?.clone();
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
         let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
@@ -68,7 +92,7 @@ impl Assembly {
 
     pub fn finish(self) -> Chunk {
         let stride = c_strides(&self.shape);
-        Chunk { bytes: self.out, shape: self.shape, stride }
+        Chunk { bytes: self.out, shape: self.shape, stride, heap: self.heap.unwrap_or_default() }
     }
 }
 

@@ -7,7 +7,7 @@ pub mod assemble;
 pub mod chunk;
 pub mod plan;
 
-pub use chunk::{Chunk, Got};
+pub use chunk::{Chunk, Element, Got};
 
 use crate::core::codec::Decoded;
 use crate::core::error::{checked_bytes, err, Error, ErrorCode, Result};
@@ -142,14 +142,15 @@ impl Array {
 
     /// A decoded read chunk as the API returns it: its shape clipped to the array.
     pub fn chunk_of(&self, coords: &[u64], d: Decoded) -> Chunk {
-        Chunk { bytes: d.bytes, shape: self.grid().clipped(coords), stride: d.strides }
+        Chunk { bytes: d.bytes, shape: self.grid().clipped(coords), stride: d.strides, heap: d.heap }
     }
 
     /// An absent chunk: the fill value.
     pub fn fill_chunk(&self, coords: &[u64]) -> Result<Chunk> {
         let shape = self.grid().clipped(coords);
         let n = checked_bytes(&shape, self.dtype().size() as u64)? / self.dtype().size().max(1);
-        Ok(Chunk { bytes: self.meta.fill_value.try_repeat(n)?, stride: c_strides(&shape), shape })
+        let fill = &self.meta.fill_value;
+        Ok(Chunk { bytes: fill.try_repeat(n)?, stride: c_strides(&shape), shape, heap: fill.heap.clone() })
     }
 
     /// The object URL of chunk `coords` and the chunk's span in it (`None`: absent).
@@ -254,7 +255,7 @@ pub async fn read_chunk<C: HttpClient>(a: &Array, c: &C, coords: &[u64]) -> Resu
 /// of a region plan into an [`Assembly`]).
 pub async fn read_region<C: HttpClient>(a: &Array, c: &C, sel: &[Sel]) -> Result<Chunk> {
     let plan = a.plan(Want::Region(sel))?;
-    let mut out = Assembly::new(&plan, &a.meta.fill_value).map_err(|e| e.at(&a.url))?;
+    let mut out = Assembly::new(&plan, &a.meta.fill_value, a.dtype()).map_err(|e| e.at(&a.url))?;
     a.read(c, &plan, true, |i, got| match got? {
         Got::Decoded(d) => {
             let coords = &plan.pieces[i].coords;
