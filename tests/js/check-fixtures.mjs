@@ -341,6 +341,19 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
     fail(`unknown dtype ${c.dtype} in manifest`);
     return { failures, checks };
   }
+  // Encodings this build does not decode (JPEG XL, see the README): a typed error naming it.
+  const missing = c.features?.find((f) => f === "encoding_jxl");
+  if (missing) {
+    checks++;
+    const name = missing.replace("encoding_", "");
+    try {
+      await api.openArray(root, { ...openOptions, ...(c.open ?? {}) });
+      fail(`opened, though this build does not decode ${name}`);
+    } catch (e) {
+      if (e?.code !== "UnsupportedCodec" || !String(e?.message).includes(name)) fail(`expected UnsupportedCodec naming ${name}, got ${errText(e)}`);
+    }
+    return { failures, checks };
+  }
   let arr;
   try {
     arr = await api.openArray(root, { ...openOptions, ...(c.open ?? {}) });

@@ -8,6 +8,7 @@ pub mod blosc;
 pub mod bytes;
 pub mod categorize;
 pub mod chain;
+pub mod compresso;
 pub mod crc32c;
 pub mod cseg;
 pub mod deflate;

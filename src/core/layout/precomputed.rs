@@ -7,6 +7,7 @@
 use super::morton::Morton;
 use super::{Layout, Located};
 use crate::core::codec::bytes::Bytes;
+use crate::core::codec::compresso::Compresso;
 use crate::core::codec::cseg::CompressedSegmentation;
 use crate::core::codec::gzip::Gzip;
 use crate::core::codec::jpeg::{self, Jpeg};
@@ -76,6 +77,12 @@ impl ScaleLayout {
                     return bad("needs data_type uint8 or uint16 and 1 to 4 channels");
                 }
                 (Vec::new(), Box::new(Png))
+            }
+            Encoding::Compresso => {
+                if !matches!(dtype, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) || nc != 1 {
+                    return bad("needs an unsigned integer data_type and 1 channel");
+                }
+                (Vec::new(), Box::new(Compresso))
             }
             Encoding::Other(name) => {
                 return err(ErrorCode::UnsupportedCodec, format!("scale {:?}: unsupported encoding {name:?}", s.key))

@@ -35,6 +35,8 @@ pub enum Encoding {
     CompressedSegmentation([u64; 3]),
     Jpeg,
     Png,
+    /// seung-lab's compresso (segmentation labels).
+    Compresso,
     /// Named in the info but not readable here; opening such a scale fails.
     Other(String),
 }
@@ -46,6 +48,7 @@ impl Encoding {
             Encoding::CompressedSegmentation(_) => "compressed_segmentation",
             Encoding::Jpeg => "jpeg",
             Encoding::Png => "png",
+            Encoding::Compresso => "compresso",
             Encoding::Other(s) => s,
         }
     }
@@ -190,6 +193,7 @@ impl ScaleInfo {
                 "raw" => Encoding::Raw,
                 "jpeg" => Encoding::Jpeg,
                 "png" => Encoding::Png,
+                "compresso" => Encoding::Compresso,
                 "compressed_segmentation" => Encoding::CompressedSegmentation(
                     positive(o.get("compressed_segmentation_block_size"), "compressed_segmentation_block_size")
                         .map_err(at)?,
