@@ -42,6 +42,7 @@ impl HttpClient for Files {
         };
         let partial = req.range.is_some();
         Ok(Response {
+            retry_after: None,
             status: if partial { 206 } else { 200 },
             content_range: partial.then(|| format!("bytes {}-{}/{n}", a, b - 1)),
             content_length: Some(b - a),

@@ -20,6 +20,18 @@ export interface WasmOptions {
   mergeGap?: number;
   mergeMax?: number;
   maxInFlight?: number;
+  maxDecodedBytes?: number;
+  maxMetadataBytes?: number;
+  retry?: WasmRetry | false;
+}
+
+/** How transient failures are retried (see the wrapper's `OpenOptions.retry`). */
+export interface WasmRetry {
+  attempts?: number;
+  baseMs?: number;
+  maxMs?: number;
+  stallMs?: number;
+  budgetMs?: number;
 }
 
 /** One scale of a Neuroglancer precomputed volume (axes x, y, z). */
@@ -102,6 +114,10 @@ export interface WasmStats {
   mergedRequests: number;
   /** Chunks found in the kept bytes of an earlier merged read (no request; counted in `chunks`). */
   keptHits: number;
+  /** The server answered a ranged request with the whole object: each object is then downloaded once per batch of reads and shared. */
+  rangeIgnored: boolean;
+  /** Requests sent again after a transient failure (a 5xx, 408, 429, a reset or stall, a body cut short). */
+  retries: number;
   /** Milliseconds spent decoding (on this thread; the wrapper adds its workers' time). */
   decodeMs: number;
 }

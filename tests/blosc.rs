@@ -246,7 +246,13 @@ fn check_typed(name: &str, r: Result<Vec<u8>>, limit: usize) -> bool {
         }
         Err(e) => {
             assert!(
-                matches!(e.code, ErrorCode::CorruptChunk | ErrorCode::TooLarge | ErrorCode::UnsupportedCodec),
+                matches!(
+                    e.code,
+                    ErrorCode::CorruptChunk
+                        | ErrorCode::ChecksumMismatch
+                        | ErrorCode::TooLarge
+                        | ErrorCode::UnsupportedCodec
+                ),
                 "{name}: untyped error {e}"
             );
             assert!(!e.message.is_empty(), "{name}: error without a message");

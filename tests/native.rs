@@ -118,6 +118,7 @@ impl HttpClient for FileClient {
         };
         let content_range = (self.mode != Mode::NoContentRange).then(|| format!("bytes {start}-{}/{size}", end - 1));
         Ok(Response {
+            retry_after: None,
             status: 206,
             content_range,
             content_length: (!no_length).then_some(end - start),
@@ -490,7 +491,7 @@ fn lying_content_range_is_corrupt() {
             }
             let n = 16 * 16 + 4;
             let content_range = Some(format!("bytes {}-{}/{}", u64::MAX, u64::MAX, u64::MAX));
-            Ok(Response { status: 206, content_range, content_length: None, body: vec![0; n] })
+            Ok(Response { status: 206, content_range, content_length: None, retry_after: None, body: vec![0; n] })
         }
     }
     let a = match block_on(open(&Liar, "mem://x/a", with(Config::default()))).unwrap() {

@@ -72,6 +72,7 @@ impl HttpClient for Files {
             (a, (b.parse::<u64>().unwrap() + 1).min(size))
         };
         Ok(Response {
+            retry_after: None,
             status: 206,
             content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
             content_length: Some(end - start),
@@ -143,8 +144,13 @@ fn every_case() -> Vec<Case> {
 }
 
 fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
-    let info =
-        block_on(c.send(Request { method: Method::Get, url: &format!("{BASE}/data/{path}/info"), range: None }))?;
+    let info = block_on(c.send(Request {
+        method: Method::Get,
+        url: &format!("{BASE}/data/{path}/info"),
+        range: None,
+        stall_ms: None,
+        limit: None,
+    }))?;
     if info.status != 200 {
         return Err(Error::new(ErrorCode::NotFound, format!("{path}/info: HTTP {}", info.status)));
     }
@@ -445,7 +451,7 @@ fn corruption_is_a_typed_error_never_a_panic() {
             }
         }
     }
-    let allowed = ["CorruptShard", "CorruptChunk", "TooLarge"];
+    let allowed = ["CorruptShard", "CorruptChunk", "ChecksumMismatch", "TooLarge"];
     assert!(codes.iter().all(|c| allowed.contains(c)), "{codes:?}");
     assert!(errors > 100, "corruption should mostly be detected: {errors} errors in {rounds} reads");
     eprintln!("{rounds} corrupted reads, {errors} typed errors: {codes:?}");
@@ -537,7 +543,12 @@ fn chunk_decoders_survive_mutations() {
                 match s.decode(&coords, b) {
                     Ok(_) => decoded += 1,
                     Err(e) => {
-                        assert!([ErrorCode::CorruptChunk, ErrorCode::TooLarge].contains(&e.code), "{}: {e}", k.name);
+                        assert!(
+                            [ErrorCode::CorruptChunk, ErrorCode::ChecksumMismatch, ErrorCode::TooLarge]
+                                .contains(&e.code),
+                            "{}: {e}",
+                            k.name
+                        );
                         errors += 1;
                     }
                 }

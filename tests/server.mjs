@@ -16,6 +16,18 @@
 //   no-content-length  HEAD and GET answers without Content-Length (chunked transfer encoding)
 //   forbid-missing     403 instead of 404 for missing files
 //   always-500         every request answers 500
+//   faults-<pct>       <pct> % of requests meet a transient fault, picked at random among: 503
+//                      with Retry-After: 0, 500, a reset before the answer, a body cut short
+//                      (connection closed mid-body), a 206 for other bytes than asked (honest
+//                      Content-Range), a stall (headers and half the body, then nothing until the
+//                      client gives up). One request (path + range) meets at most 3 faults in a
+//                      row and at most one wrong range, so a client retrying 5 times always
+//                      gets through; the fault log is in `GET /__log` (entry.fault).
+//   silent             never answers (the connection stays open until the client gives up)
+//
+// A link can be simulated for every answer (`--latency-ms`, `--mbps`, or `link` in startServer):
+// each answer (preflights too) waits one round trip before its headers, and all bodies share one
+// link of that bandwidth, sent in 16 KiB pieces in turn.
 //
 // Also usable as a module: `const { url, close, log } = await startServer({ root, port })`, where
 // root is a dir, a `/prefix=dir` spec, an array of those, or an object {"/prefix": dir}.
@@ -34,7 +46,10 @@ export const MODES = new Set([
   "no-content-length",
   "forbid-missing",
   "always-500",
+  "silent",
 ]);
+const FAULTS = ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"];
+const isMode = (m) => MODES.has(m) || /^faults-\d+(\.\d+)?$/.test(m);
 
 const CONTENT_TYPES = {
   ".js": "text/javascript; charset=utf-8",
@@ -138,9 +153,57 @@ function resolveFile(roots, pathname) {
   return null;
 }
 
-export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true } = {}) {
+/** A shared link: one round trip per answer, bodies paced to `mbps` in 16 KiB pieces. */
+function makeLink({ latencyMs = 0, mbps = 0 } = {}) {
+  let free = 0; // when the link finishes what is queued (performance.now() ms)
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  return {
+    active: latencyMs > 0 || mbps > 0,
+    rtt: () => (latencyMs > 0 ? sleep(latencyMs) : null),
+    /** Write `buf` to `res` at the link's pace; resolves when written (false: closed). */
+    async write(res, buf, end = true) {
+      const PIECE = 16 << 10;
+      for (let at = 0; at < buf.length; at += PIECE) {
+        const piece = buf.subarray(at, Math.min(buf.length, at + PIECE));
+        if (mbps > 0) {
+          const now = performance.now();
+          free = Math.max(free, now) + (piece.length * 8) / (mbps * 1000);
+          if (free - now > 1) await sleep(free - now);
+        }
+        if (res.destroyed) return false;
+        res.write(piece);
+      }
+      if (end) res.end();
+      return true;
+    },
+  };
+}
+
+export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec } = {}) {
   const roots = parseRoots(root);
   const log = [];
+  const link = makeLink(linkSpec);
+  // Faults per request (path + range): [in a row, had a wrong range].
+  const streaks = new Map();
+  let seed = 0x2545f491;
+  const random = () => {
+    // xorshift32: reproducible fault sequences for a given request order.
+    seed ^= seed << 13;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5;
+    return (seed >>> 0) / 2 ** 32;
+  };
+  const pickFault = (rate, key, ranged) => {
+    const [run, hadWrong] = streaks.get(key) ?? [0, false];
+    if (run >= 3 || random() >= rate) {
+      streaks.set(key, [0, hadWrong]);
+      return null;
+    }
+    let f = FAULTS[Math.floor(random() * FAULTS.length)];
+    if (f === "wrong-range" && (hadWrong || !ranged)) f = "500";
+    streaks.set(key, [run + 1, hadWrong || f === "wrong-range"]);
+    return f;
+  };
 
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err) => {
@@ -188,15 +251,16 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     res.on("close", () => {
       if (!res.writableFinished) entry.aborted = true;
     });
-    const send = (status, headers, body) => {
+    const send = async (status, headers, body) => {
       entry.status = status;
+      await link.rtt();
       const h = { ...CORS_HEADERS, ...headers };
       res.writeHead(status, h);
       if (req.method === "HEAD" || body == null) {
         res.end();
       } else {
         entry.bytes = body.length;
-        res.end(body);
+        await link.write(res, body);
       }
     };
     const sendText = (status, text, extra = {}) =>
@@ -204,6 +268,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
 
     if (req.method === "OPTIONS") {
       entry.status = 204;
+      await link.rtt();
       res.writeHead(204, PREFLIGHT_HEADERS);
       res.end();
       return;
@@ -228,7 +293,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     const modes = ex.modes;
     pathname = ex.pathname;
     for (const m of modes) {
-      if (!MODES.has(m)) {
+      if (!isMode(m)) {
         sendText(400, `unknown mode ${m}\n`);
         return;
       }
@@ -236,6 +301,25 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     if (modes.size) entry.modes = [...modes];
     if (modes.has("always-500")) {
       sendText(500, "internal server error (always-500 mode)\n");
+      return;
+    }
+    if (modes.has("silent")) {
+      entry.status = -1;
+      return; // the socket stays open; the client's stall timeout or abort ends it
+    }
+    const faultMode = [...modes].find((m) => m.startsWith("faults-"));
+    const fault = faultMode ? pickFault(Number(faultMode.slice(7)) / 100, `${pathname} ${req.headers.range ?? ""}`, !!req.headers.range) : null;
+    if (fault) entry.fault = fault;
+    if (fault === "slow-down") {
+      sendText(503, "SlowDown\n", { "Retry-After": "0" });
+      return;
+    }
+    if (fault === "500") {
+      sendText(500, "internal error\n");
+      return;
+    }
+    if (fault === "reset") {
+      req.socket.destroy();
       return;
     }
 
@@ -296,7 +380,14 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     }
     const length = end - start + 1;
 
+    if (fault === "wrong-range" && status === 206 && end + 1 < size) {
+      // Other bytes than asked, with a Content-Range saying which.
+      start += 1;
+      end += 1;
+      if (headers["Content-Range"]) headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
+    }
     entry.status = status;
+    await link.rtt();
     if (noContentLength) {
       // Chunked transfer encoding, no Content-Length, for HEAD as well.
       res.removeHeader("Content-Length");
@@ -322,7 +413,15 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
         off += bytesRead;
       }
       entry.bytes = off;
-      res.end(off === length ? buf : buf.subarray(0, off));
+      const body = off === length ? buf : buf.subarray(0, off);
+      if ((fault === "truncated" || fault === "stall") && body.length > 1 && req.method === "GET") {
+        // Half the body, then a closed connection (truncated) or nothing more (stall).
+        await link.write(res, body.subarray(0, body.length >> 1), false);
+        entry.bytes = body.length >> 1;
+        if (fault === "truncated") res.socket?.destroy();
+        return;
+      }
+      await link.write(res, body);
     } finally {
       await fh.close();
     }
@@ -359,8 +458,10 @@ function parseArgs(argv) {
     else if (a === "--port") opts.port = Number(next());
     else if (a.startsWith("--port=")) opts.port = Number(a.slice(7));
     else if (a === "--host") opts.host = next();
+    else if (a === "--latency-ms") (opts.link ??= {}).latencyMs = Number(next());
+    else if (a === "--mbps") (opts.link ??= {}).mbps = Number(next());
     else if (a === "-h" || a === "--help") {
-      console.log("usage: node tests/server.mjs --root <dir|/prefix=dir> [--root ...] [--port <p|0>] [--host 127.0.0.1]");
+      console.log("usage: node tests/server.mjs --root <dir|/prefix=dir> [--root ...] [--port <p|0>] [--host 127.0.0.1] [--latency-ms N] [--mbps N]");
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

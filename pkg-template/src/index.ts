@@ -23,6 +23,7 @@ export type {
   Format,
   OpenOptions,
   ReadOptions,
+  Retry,
   ScaleInfo,
   Selection,
   SelectionItem,

@@ -3,7 +3,7 @@
  * (`src/wasm/contract.rs`, emitted into `wasm/shardfetch.d.ts`), re-exported under public names.
  * @packageDocumentation
  */
-import type { WasmArrayMeta, WasmDataType, WasmField, WasmScale, WasmStats } from "./wasm/shardfetch.js";
+import type { WasmArrayMeta, WasmDataType, WasmField, WasmRetry, WasmScale, WasmStats } from "./wasm/shardfetch.js";
 
 /** Data types an array can have. */
 export type DataType = WasmDataType;
@@ -106,12 +106,32 @@ export interface OpenOptions {
    */
   maxInFlight?: number;
   /**
+   * The most bytes one decoded chunk, fill value chunk or region may take (default 512 MiB,
+   * at most 1 GiB): a larger read fails with `TooLarge` (naming the size and the limit) before
+   * anything is allocated or requested, instead of exhausting the page's memory.
+   */
+  maxDecodedBytes?: number;
+  /**
+   * Transient failures — HTTP 408, 429 and 5xx, a reset connection, a body cut short, a request
+   * without an answer or body progress for `stallMs` — are retried with exponential backoff and
+   * full jitter (delays up to `baseMs`·2ⁿ, at most `maxMs`; `Retry-After` honoured), at most
+   * `attempts` tries in all and no retry starting later than `budgetMs` after the first; a read's
+   * `signal` ends it at once. Defaults: 5 tries, 200 ms, 5 s, stall 10 s, budget 30 s. `false`:
+   * one try (stalls still end requests).
+   */
+  retry?: Retry | false;
+  /** The most bytes a metadata document (`zarr.json`, `.zarray`, `info`, …) may have (default 16 MiB). */
+  maxMetadataBytes?: number;
+  /**
    * Keep up to this many bytes of decoded chunks for `getChunk` (least recently used out);
    * default 0: none (a viewer usually keeps its own tiles). Results are copies: writing to one
    * does not change the cache.
    */
   chunkCacheBytes?: number;
 }
+
+/** See {@link OpenOptions.retry}. */
+export type Retry = WasmRetry;
 
 /** Options of a single read. */
 export interface ReadOptions {

@@ -105,12 +105,21 @@ pub(crate) fn corrupt_shard(message: impl ToString) -> Error {
     Error::new(ErrorCode::CorruptShard, message.to_string())
 }
 
-/// Largest single buffer we allocate from sizes that come from the network (wasm32 has 4 GiB).
-pub const MAX_ALLOC: u64 = 1 << 31;
+/// Largest single buffer allocated from sizes that come from the network or the caller, whatever
+/// the options: a quarter of wasm32's address space, well below its `isize::MAX` (2³¹ − 1).
+pub const MAX_ALLOC: u64 = 1 << 30;
 
-/// Most bytes a chunk whose decoded size its metadata does not fix (variable-length elements)
-/// may decode to.
+/// Default of `maxDecodedBytes`: the most bytes one decoded chunk, fill or region may take; also
+/// what a chunk of variable-length elements (whose size the metadata does not fix) may decode to.
 pub const MAX_DECODED: usize = 512 << 20;
+
+/// Default of `maxMetadataBytes`: the most bytes a metadata document may have.
+pub const MAX_METADATA: usize = 16 << 20;
+
+/// A `TooLarge` error naming the size, the limit and the option that sets it.
+pub fn too_large(what: &str, size: u64, limit: u64, option: &str) -> Error {
+    Error::new(ErrorCode::TooLarge, alloc::format!("{what} is {size} bytes, above the {limit}-byte limit ({option})"))
+}
 
 /// Checked product of a shape, also bounded by [`MAX_ALLOC`] when multiplied by `elem`.
 pub fn checked_bytes(shape: &[u64], elem: u64) -> Result<usize> {

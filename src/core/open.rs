@@ -7,7 +7,7 @@ use super::error::{Error, ErrorCode, Result};
 use super::metadata::v3::Node;
 use super::metadata::{draft, precomputed, v2, Documents, Format};
 use super::read::Array;
-use super::storage::{join, split_url, ByteRange, Config, HttpClient, Store};
+use super::storage::{join, split_url, Config, HttpClient, Store};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 use futures_util::future::join as both;
 use serde_json::{Map, Value};
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct OpenOptions {
     /// `None`: detect.
     pub format: Option<Format>,
@@ -27,6 +27,24 @@ pub struct OpenOptions {
     pub clock: Option<fn() -> f64>,
     /// Which scale of a Neuroglancer precomputed volume: an index or a scale key (default 0).
     pub scale: Option<String>,
+    /// The most bytes a metadata document may have.
+    pub max_metadata: usize,
+    /// The most bytes one decoded chunk, fill or region may take.
+    pub max_decoded: usize,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            format: None,
+            path: String::new(),
+            config: Config::default(),
+            clock: None,
+            scale: None,
+            max_metadata: crate::core::error::MAX_METADATA,
+            max_decoded: crate::core::error::MAX_DECODED,
+        }
+    }
 }
 
 pub struct Group {
@@ -72,9 +90,11 @@ impl Location {
 
 /// Open the node at `url` (+ `options.path`).
 pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
-    let clock = options.clock;
+    let (clock, max_decoded) = (options.clock, options.max_decoded);
+    let mut options = options;
+    options.config.max_body = options.config.max_body.min(max_decoded as u64);
     Ok(match detect(c, url, options).await? {
-        Opened::Array(a) => Opened::Array(Box::new(a.with_clock(clock))),
+        Opened::Array(a) => Opened::Array(Box::new(a.with_clock(clock).with_max_decoded(max_decoded))),
         group => group,
     })
 }
@@ -91,7 +111,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         None => (url, options.format),
     };
     let place = Location::new(url, &options.path);
-    let store = Rc::new(Store::new(options.config));
+    let store = Rc::new(Store::new(Config { max_document: options.max_metadata as u64, ..options.config }));
     let s = &store;
     let scale = options.scale;
     match forced {
@@ -126,9 +146,18 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
                 return open_v2_array(&place, &text, attributes, store.clone());
             }
             if let Some(doc) = get(c, s, &place.file("info")).await? {
-                // Only a precomputed volume's info: another file of that name is not ours.
-                if precomputed::VolumeInfo::parse(&doc).is_ok() {
-                    return open_precomputed(&place, doc, scale, store.clone());
+                // Only a precomputed volume's info: another JSON file of that name is not ours;
+                // one that is not JSON at all (cut short) is reported, not skipped.
+                match serde_json::from_slice::<serde_json::Value>(&doc) {
+                    Ok(_) if precomputed::VolumeInfo::parse(&doc).is_ok() => {
+                        return open_precomputed(&place, doc, scale, store.clone());
+                    }
+                    Ok(_) => {}
+                    Err(e) if e.is_eof() => {
+                        let why = format!("{}: not valid JSON ({e}): truncated metadata?", place.file("info"));
+                        return Err(Error::new(ErrorCode::InvalidMetadata, why));
+                    }
+                    Err(_) => {}
                 }
             }
             if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
@@ -175,7 +204,7 @@ fn not_found(url: &str, why: &str) -> Error {
 
 /// A whole small object (metadata), `None` when absent.
 async fn get<C: HttpClient>(c: &C, store: &Store, url: &str) -> Result<Option<Vec<u8>>> {
-    Ok(store.read(c, url, ByteRange::Full).await?.map(|f| f.bytes))
+    store.read_document(c, url, store.config().max_document).await
 }
 
 async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], store: Rc<Store>) -> Result<Opened> {

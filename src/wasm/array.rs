@@ -1,6 +1,7 @@
 //! `WasmArray` and `WasmRegion`: an opened array's metadata, counters and reads.
 use super::convert::{
-    as_values, chunk_to_js, coords_of, error_item, fill_to_js, list_of, map_to_js, numbers, scale_name, selection_of, set, to_js,
+    as_values, chunk_to_js, coords_of, error_item, fill_to_js, list_of, map_to_js, numbers, scale_name, selection_of,
+    set, to_js,
 };
 use super::fetch::FetchClient;
 use crate::core::metadata::Storage;
@@ -107,6 +108,8 @@ impl WasmArray {
         set(&o, "chunks", s.store.spans as f64);
         set(&o, "mergedRequests", s.store.merged_requests as f64);
         set(&o, "keptHits", s.store.held_hits as f64);
+        set(&o, "retries", s.store.retries as f64);
+        set(&o, "rangeIgnored", self.inner.range_ignored());
         set(&o, "decodeMs", s.decode_ms);
         o.into()
     }

@@ -1,5 +1,5 @@
 //! JS values in and out: errors, numbers, JSON, options, coordinates, selections, chunks.
-use super::fetch::FetchClient;
+use super::fetch::{now, FetchClient};
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
@@ -8,7 +8,7 @@ use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{Array, Function, Object, Reflect, Uint8Array};
+use js_sys::{Array, Object, Reflect, Uint8Array};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -52,20 +52,6 @@ pub fn index_of(v: &JsValue, what: &str) -> Result<u64> {
         Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9007199254740991.0 => Ok(x as u64),
         _ => Err(Error::new(ErrorCode::InvalidSelection, format!("{what} must be a non-negative integer, got {v:?}"))),
     }
-}
-
-/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
-pub fn now() -> f64 {
-    std::thread_local! {
-        static PERFORMANCE: Option<(Function, JsValue)> = {
-            let p = Reflect::get(&js_sys::global(), &"performance".into()).ok().filter(|p| p.is_object());
-            p.and_then(|p| Reflect::get(&p, &"now".into()).ok()?.dyn_into::<Function>().ok().map(|f| (f, p)))
-        };
-    }
-    PERFORMANCE.with(|p| match p {
-        Some((f, this)) => f.call0(this).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
-        None => js_sys::Date::now(),
-    })
 }
 
 /// What `openNode`'s options say: the client, the core's options, the opening signal, and
@@ -115,6 +101,35 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     o.scale = get(options, "scale").map(|s| scale_name(&s));
+    match get(options, "retry") {
+        None => {}
+        Some(r) if r.as_bool() == Some(false) => o.config.retry.attempts = 1,
+        Some(r) => {
+            let num = |k: &str| get(&r, k).and_then(|v| v.as_f64()).filter(|v| v.is_finite() && *v >= 0.0);
+            let d = &mut o.config.retry;
+            if let Some(v) = num("attempts") {
+                d.attempts = v.clamp(1.0, 100.0) as u32;
+            }
+            if let Some(v) = num("baseMs") {
+                d.base_ms = v;
+            }
+            if let Some(v) = num("maxMs") {
+                d.max_ms = v;
+            }
+            if let Some(v) = num("stallMs") {
+                d.stall_ms = v.max(1.0);
+            }
+            if let Some(v) = num("budgetMs") {
+                d.budget_ms = v;
+            }
+        }
+    }
+    if let Some(n) = get(options, "maxDecodedBytes").and_then(|n| n.as_f64()) {
+        o.max_decoded = n.clamp(1.0, crate::core::error::MAX_ALLOC as f64) as usize;
+    }
+    if let Some(n) = get(options, "maxMetadataBytes").and_then(|n| n.as_f64()) {
+        o.max_metadata = n.clamp(1.0, crate::core::error::MAX_ALLOC as f64) as usize;
+    }
     let max_in_flight = get(options, "maxInFlight").and_then(|n| n.as_f64()).map(|n| n.clamp(1.0, 1e6) as usize);
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
@@ -189,7 +204,9 @@ fn element_to_js(e: Element) -> JsValue {
     match e {
         Element::Text(t) => JsValue::from(t),
         Element::Bytes(b) => Uint8Array::from(b).into(),
-        Element::Json(j) => core::str::from_utf8(j).ok().and_then(|t| js_sys::JSON::parse(t).ok()).unwrap_or(JsValue::NULL),
+        Element::Json(j) => {
+            core::str::from_utf8(j).ok().and_then(|t| js_sys::JSON::parse(t).ok()).unwrap_or(JsValue::NULL)
+        }
     }
 }
 
@@ -221,7 +238,8 @@ pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
 pub fn fill_to_js(dtype: DataType, fill: &FillValue) -> JsValue {
     let (v, bytes) = (fill.value, &fill.bytes[..]);
     if as_values(dtype) {
-        let one = Chunk { bytes: fill.bytes.clone(), shape: alloc::vec![], stride: alloc::vec![], heap: fill.heap.clone() };
+        let one =
+            Chunk { bytes: fill.bytes.clone(), shape: alloc::vec![], stride: alloc::vec![], heap: fill.heap.clone() };
         return one.element(dtype, 0).map_or(JsValue::NULL, element_to_js);
     }
     match (dtype, v) {

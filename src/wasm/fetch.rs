@@ -16,6 +16,31 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::AbortSignal;
 
+/// Removes the caller-signal listener that forwards an abort to a request's own controller.
+struct Unlink(Option<(AbortSignal, Closure<dyn FnMut()>)>);
+
+impl Drop for Unlink {
+    fn drop(&mut self) {
+        if let Some((s, f)) = &self.0 {
+            s.remove_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
+        }
+    }
+}
+
+/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
+pub fn now() -> f64 {
+    std::thread_local! {
+        static PERFORMANCE: Option<(Function, JsValue)> = {
+            let p = Reflect::get(&js_sys::global(), &"performance".into()).ok().filter(|p| p.is_object());
+            p.and_then(|p| Reflect::get(&p, &"now".into()).ok()?.dyn_into::<Function>().ok().map(|f| (f, p)))
+        };
+    }
+    PERFORMANCE.with(|p| match p {
+        Some((f, this)) => f.call0(this).ok().and_then(|v| v.as_f64()).unwrap_or(0.0),
+        None => js_sys::Date::now(),
+    })
+}
+
 /// Default requests in flight per origin (option `maxInFlight`).
 const MAX_IN_FLIGHT: usize = 16;
 
@@ -80,6 +105,38 @@ fn js_error_to_core(e: JsValue, url: &str) -> Error {
     )
 }
 
+/// A global timer function (`setTimeout` / `clearTimeout`) of every platform: window, worker, Node.
+fn global_fn(name: &str) -> Option<Function> {
+    Reflect::get(&js_sys::global(), &name.into()).ok()?.dyn_into::<Function>().ok()
+}
+
+/// Marks a promise rejected by [`within`]'s timer.
+const STALLED: &str = "__shardfetch_stalled";
+
+/// `p`, or an error when it takes longer than `ms` (its timer is cleared either way, so that
+/// Node is not kept alive by it).
+async fn within(p: Promise, ms: Option<f64>) -> std::result::Result<JsValue, JsValue> {
+    let Some(ms) = ms.filter(|m| m.is_finite() && *m > 0.0) else { return JsFuture::from(p).await };
+    let (set, clear) = match (global_fn("setTimeout"), global_fn("clearTimeout")) {
+        (Some(s), Some(c)) => (s, c),
+        _ => return JsFuture::from(p).await,
+    };
+    let mut id = JsValue::UNDEFINED;
+    let timer = Promise::new(&mut |_, reject| {
+        let fire = Closure::once_into_js(move || {
+            let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
+        });
+        id = set.call2(&JsValue::NULL, &fire, &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+    });
+    let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
+    let _ = clear.call1(&JsValue::NULL, &id);
+    r
+}
+
+fn stalled(e: &JsValue) -> bool {
+    e.as_string().as_deref() == Some(STALLED)
+}
+
 impl HttpClient for FetchClient {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let limit = limiter(req.url);
@@ -87,6 +144,7 @@ impl HttpClient for FetchClient {
         if self.is_aborted() {
             return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
+        let url = req.url;
         let init = Object::new();
         let headers = Object::new();
         for (k, v) in self.headers.iter() {
@@ -103,27 +161,129 @@ impl HttpClient for FetchClient {
         };
         Reflect::set(&init, &"method".into(), &method.into()).ok();
         Reflect::set(&init, &"headers".into(), &headers).ok();
-        if let Some(s) = &self.signal {
-            Reflect::set(&init, &"signal".into(), s).ok();
-        }
-        let p = self.fetch.call2(&self.this, &req.url.into(), &init).map_err(|e| js_error_to_core(e, req.url))?;
+        // Our own controller: a stall aborts this request alone; the caller's signal aborts it too.
+        let ctl = web_sys::AbortController::new().ok();
+        let forward = match (&self.signal, &ctl) {
+            (Some(s), Some(c)) => {
+                let c = c.clone();
+                let f = Closure::<dyn FnMut()>::new(move || c.abort());
+                s.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
+                Some((s.clone(), f))
+            }
+            _ => None,
+        };
+        let _unlink = Unlink(forward);
+        match (&ctl, &self.signal) {
+            (Some(c), _) => Reflect::set(&init, &"signal".into(), &c.signal()).ok(),
+            (None, Some(s)) => Reflect::set(&init, &"signal".into(), s).ok(),
+            _ => None,
+        };
+        let failed = |e: JsValue| {
+            if stalled(&e) {
+                if let Some(c) = &ctl {
+                    c.abort();
+                }
+                let ms = req.stall_ms.unwrap_or(0.0);
+                return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {ms:.0} ms"));
+            }
+            if self.is_aborted() {
+                return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
+            }
+            js_error_to_core(e, url)
+        };
+        let p = self.fetch.call2(&self.this, &url.into(), &init).map_err(|e| js_error_to_core(e, url))?;
         let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
-        let resp = JsFuture::from(p).await.map_err(|e| js_error_to_core(e, req.url))?;
+        let resp = within(p, req.stall_ms).await.map_err(failed)?;
         let resp: web_sys::Response = resp
             .dyn_into()
-            .map_err(|_| Error::new(ErrorCode::Network, format!("{}: fetch did not resolve to a Response", req.url)))?;
+            .map_err(|_| Error::new(ErrorCode::Network, format!("{url}: fetch did not resolve to a Response")))?;
         let h = resp.headers();
         let content_range = h.get("content-range").ok().flatten();
         let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
+        let retry_after = h.get("retry-after").ok().flatten();
         let status = resp.status();
-        let body = if req.method == Method::Get {
-            let buf = resp.array_buffer().map_err(|e| js_error_to_core(e, req.url))?;
-            let buf = JsFuture::from(buf).await.map_err(|e| js_error_to_core(e, req.url))?;
-            Uint8Array::new(&buf).to_vec()
-        } else {
-            Vec::new()
+        if let (Some(limit), Some(n)) = (req.limit, content_length) {
+            if n > limit && (200..300).contains(&status) {
+                // Not read: the body stays on the wire (dropped with the response).
+                if let Some(c) = &ctl {
+                    c.abort();
+                }
+                let what = format!("{url}: the answer");
+                return Err(crate::core::error::too_large(
+                    &what,
+                    n,
+                    limit,
+                    "maxDecodedBytes, or maxMetadataBytes for metadata",
+                ));
+            }
+        }
+        let body = match (req.method, resp.body()) {
+            (Method::Get, Some(stream)) => {
+                // Read as it arrives: each piece within the stall time, the whole within the limit.
+                let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+                let mut body = Vec::with_capacity(
+                    content_length.unwrap_or(0).min(req.limit.unwrap_or(u64::MAX)).min(64 << 20) as usize,
+                );
+                loop {
+                    let piece = within(reader.read(), req.stall_ms).await.map_err(|e| {
+                        if stalled(&e) || self.is_aborted() {
+                            return failed(e);
+                        }
+                        let why =
+                            Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
+                        Error::new(
+                            ErrorCode::Network,
+                            format!("{url}: truncated body: the connection broke after {} bytes ({why})", body.len()),
+                        )
+                    })?;
+                    if Reflect::get(&piece, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+                        break;
+                    }
+                    let chunk: Uint8Array = Reflect::get(&piece, &"value".into())
+                        .ok()
+                        .and_then(|v| v.dyn_into().ok())
+                        .ok_or_else(|| Error::new(ErrorCode::Network, format!("{url}: a body piece is not bytes")))?;
+                    let n = chunk.length() as usize;
+                    if let Some(l) = req.limit {
+                        if (body.len() + n) as u64 > l {
+                            if let Some(c) = &ctl {
+                                c.abort();
+                            }
+                            let what = format!("{url}: the answer");
+                            return Err(crate::core::error::too_large(
+                                &what,
+                                (body.len() + n) as u64,
+                                l,
+                                "maxDecodedBytes, or maxMetadataBytes for metadata",
+                            ));
+                        }
+                    }
+                    let at = body.len();
+                    body.resize(at + n, 0);
+                    chunk.copy_to(&mut body[at..]);
+                }
+                body
+            }
+            (Method::Get, None) => Vec::new(),
+            (Method::Head, _) => Vec::new(),
         };
-        Ok(Response { status, content_range, content_length, body })
+        Ok(Response { status, content_range, content_length, retry_after, body })
+    }
+
+    async fn sleep(&self, ms: f64) {
+        let Some(set) = global_fn("setTimeout") else { return };
+        let p = Promise::new(&mut |resolve, _| {
+            let _ = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0)));
+        });
+        let _ = JsFuture::from(p).await;
+    }
+
+    fn now(&self) -> Option<f64> {
+        Some(now())
+    }
+
+    fn random(&self) -> f64 {
+        js_sys::Math::random()
     }
 
     fn is_aborted(&self) -> bool {

@@ -459,7 +459,7 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
   return { failures, checks };
 }
 
-async function checkGroupCase(api, baseUrl, g) {
+async function checkGroupCase(api, baseUrl, g, openOptions = {}) {
   const failures = [];
   let checks = 0;
   const name = `group ${g.path}`;
@@ -469,7 +469,7 @@ async function checkGroupCase(api, baseUrl, g) {
   let group;
   checks++;
   try {
-    group = await api.open(root, g.open ?? {});
+    group = await api.open(root, { ...openOptions, ...(g.open ?? {}) });
   } catch (e) {
     fail(`open(${url}) failed: ${errText(e)}`);
     return { failures, checks };
@@ -484,7 +484,7 @@ async function checkGroupCase(api, baseUrl, g) {
   }
   checks++;
   try {
-    await api.openArray(root, g.open ?? {});
+    await api.openArray(root, { ...openOptions, ...(g.open ?? {}) });
     fail(`openArray on a group did not reject`);
   } catch (e) {
     if (e?.code !== "NotAnArray") fail(`openArray on a group: code ${e?.code} (${errText(e)}), expected NotAnArray`);
@@ -532,7 +532,7 @@ async function checkGroupCase(api, baseUrl, g) {
     // Not for the draft layout, whose URL must be the store root.
     if (child !== undefined && !g.open && group.format !== "zarr3-draft") {
       const base = joinUrl(baseUrl, "");
-      const node = await api.open(base + "/", { path: `/${g.path}/${child}/` });
+      const node = await api.open(base + "/", { ...openOptions, path: `/${g.path}/${child}/` });
       if (node.url.replace(/\/+$/, "") !== joinUrl(url, child)) fail(`open(base, {path}) url ${node.url}`);
       node.close?.();
     }
@@ -562,7 +562,7 @@ export async function checkFixtures(api, baseUrl, manifest, expectedLoader, opti
       if (only && !only.has(name)) continue;
       let r;
       try {
-        r = await checkGroupCase(api, baseUrl, g);
+        r = await checkGroupCase(api, baseUrl, g, options.open ?? {});
       } catch (e) {
         r = { failures: [`${name}: unexpected exception ${errText(e)}`], checks: 0 };
       }

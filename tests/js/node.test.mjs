@@ -307,6 +307,97 @@ test("always-500 is HttpError with status 500", async () => {
 });
 
 // ------------------------------------------------------------------------------------------
+// faults (issue 14): transient ones are retried, permanent ones are typed errors in the budget
+
+const FAST_RETRY = { attempts: 5, baseMs: 2, maxMs: 20, stallMs: 150, budgetMs: 20_000 };
+
+/** Rejects with "hung" if `p` has not settled after `ms` (a hang, not a speed check). */
+function settles(p, ms, what) {
+  let timer;
+  const hung = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still pending after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, hung]).finally(() => clearTimeout(timer));
+}
+
+test("20 % transient faults (5xx, Retry-After, resets, cut bodies, wrong ranges, stalls): every fixture reads the writer's values", async () => {
+  server.log.length = 0;
+  const r = await checkFixtures(api, `${base}/__mode/faults-20/fixtures`, manifest, loadExpected, { open: { retry: FAST_RETRY } });
+  assert.ok(r.count >= manifest.cases.length, `${r.count} cases`);
+  assert.equal(r.failed, 0, r.failures.join("\n"));
+  const faults = {};
+  for (const e of server.log) if (e.fault) faults[e.fault] = (faults[e.fault] ?? 0) + 1;
+  for (const f of ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"]) {
+    assert.ok((faults[f] ?? 0) >= 3, `too few ${f} faults injected: ${JSON.stringify(faults)}`);
+  }
+  const share = Object.values(faults).reduce((a, b) => a + b, 0) / server.log.length;
+  console.log(`faults injected: ${JSON.stringify(faults)} in ${server.log.length} requests`);
+  assert.ok(share > 0.1, `${JSON.stringify(faults)} in ${server.log.length} requests`);
+});
+
+test("retries are counted in stats(); attempts: 1 (or retry: false) turns them off", async () => {
+  const url = `${base}/__mode/faults-50/fixtures/${END_CASE.path}`;
+  const arr = await api.openArray(url, { retry: FAST_RETRY });
+  const dir = path.join(dataDir, END_CASE.path);
+  const { present } = presentInnerChunks(dir, END_CASE);
+  for (const p of present) await assertChunkEquals(arr, END_CASE, p, "faults-50");
+  assert.ok(arr.stats().retries > 0, JSON.stringify(arr.stats()));
+  arr.close();
+  let failed = 0;
+  for (let i = 0; i < 10; i++) {
+    try {
+      const a = await api.openArray(url, { retry: { attempts: 1, stallMs: 150 } });
+      await a.getChunk(present[0]);
+      a.close();
+    } catch (e) {
+      assert.ok(e instanceof api.ShardfetchError, String(e));
+      assert.ok(["HttpError", "Network", "CorruptShard"].includes(e.code), `${e.code}: ${e.message}`);
+      failed++;
+    }
+  }
+  assert.ok(failed > 0, "without retries, some of 10 opens+reads at 50 % faults fail");
+  const plain = await api.openArray(`${fx}/${END_CASE.path}`, { retry: false });
+  await assertChunkEquals(plain, END_CASE, present[0], "retry: false");
+  assert.equal(plain.stats().retries, 0);
+  plain.close();
+});
+
+test("permanent faults end in a typed error within the budget, naming the cause", async () => {
+  const retry = { attempts: 4, baseMs: 10, maxMs: 50, stallMs: 200, budgetMs: 1_000 };
+  const e500 = await expectCode(settles(api.openArray(`${base}/__mode/always-500/fixtures/${END_CASE.path}`, { retry }), 10_000, "500"), "HttpError");
+  assert.equal(e500.status, 500);
+  const silent = await expectCode(settles(api.openArray(`${base}/__mode/silent/fixtures/${END_CASE.path}`, { retry }), 10_000, "silent"), "Network");
+  assert.match(silent.message, /stall|no answer/i);
+  assert.match(silent.message, /zarr\.json/);
+});
+
+test("a silent server: every read settles within the budget, another origin meanwhile unaffected", async () => {
+  const other = await startServer({ root: { "/fixtures": dataDir } });
+  try {
+    const retry = { attempts: 3, baseMs: 10, maxMs: 50, stallMs: 300, budgetMs: 2_000 };
+    // Metadata from the server, every chunk request to its silent twin.
+    const silentFetch = (url, init) =>
+      fetch(String(url).endsWith("zarr.json") ? url : String(url).replace("/fixtures/", "/__mode/silent/fixtures/"), init);
+    const arr = await api.openArray(`${base}/fixtures/${END_CASE.path}`, { retry, fetch: silentFetch });
+    const { present } = presentInnerChunks(path.join(dataDir, END_CASE.path), END_CASE);
+    const reads = [];
+    for (let i = 0; i < 40; i++) reads.push(arr.getChunk(present[i % present.length]).then(() => "data", (e) => e));
+    // Meanwhile, another origin answers at once.
+    const ok = await api.openArray(`${other.url}/fixtures/${END_CASE.path}`);
+    await assertChunkEquals(ok, END_CASE, present[0], "other origin");
+    ok.close();
+    const outcomes = await settles(Promise.all(reads), 20_000, "reads of a silent server");
+    for (const e of outcomes) {
+      assert.ok(e instanceof api.ShardfetchError, `a read of a silent server gave ${e}`);
+      assert.equal(e.code, "Network", e.message);
+    }
+    arr.close();
+  } finally {
+    await other.close();
+  }
+});
+
+// ------------------------------------------------------------------------------------------
 // corrupt data
 
 function copyCase(c, name) {
@@ -358,6 +449,61 @@ test("a truncated shard (start index) is CorruptShard", async () => {
 test("after errors the module still reads arrays correctly", async () => {
   const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name, END_CASE.name], groups: false });
   assert.equal(r.failed, 0, r.failures.join("\n"));
+});
+
+// ------------------------------------------------------------------------------------------
+// sizes that used to trap the module (issue 14): each a typed error, the module unharmed
+
+function writeFiles(name, files) {
+  const dir = path.join(tmpDir, name);
+  for (const [rel, bytes] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    fs.writeFileSync(path.join(dir, rel), bytes);
+  }
+  return `${base}/tmp/${name}`;
+}
+
+const zarrayOf = (shape, chunks, compressor = null) =>
+  JSON.stringify({ zarr_format: 2, shape, chunks, dtype: "|u1", compressor, fill_value: 3, filters: null, order: "C" });
+
+test("huge shapes, chunks, fills, bombs and documents are TooLarge or corrupt, never a trap", async () => {
+  const { gzipSync } = await import("node:zlib");
+  const bomb = gzipSync(Buffer.alloc(512 << 20), { level: 9 });
+  global.gc?.();
+  const rss0 = process.memoryUsage().rss;
+  const expectTooLarge = async (p, what, option = "maxDecodedBytes") => {
+    const e = await expectCode(p, "TooLarge", what);
+    assert.match(e.message, new RegExp(option), `${what}: the message names the limit`);
+  };
+  // A whole axis of a v2 array of 2^62 elements.
+  const huge = await api.openArray(writeFiles("huge_shape", { ".zarray": zarrayOf([2 ** 62], [1000]) }));
+  await expectTooLarge(huge.get([null]), "get([null]) of 2^62 elements");
+  assert.equal((await huge.getChunk([7])).data[0], 3, "a chunk of it is its fill");
+  // A precomputed volume of 2^53 voxels per axis.
+  const info = { data_type: "uint8", num_channels: 1, type: "image", scales: [{ key: "s", size: [2 ** 53, 2 ** 53, 2 ** 53], chunk_sizes: [[64, 64, 64]], resolution: [1, 1, 1], encoding: "raw", voxel_offset: [0, 0, 0] }] };
+  const vol = await api.openArray(writeFiles("huge_volume", { info: JSON.stringify(info) }), { format: "precomputed" });
+  await expectCode(vol.get([null, null, null, null]), "TooLarge", "get of a 2^53-voxel volume");
+  // A chunk declared at 600 MiB (its fill, and a stored one): refused before any request.
+  const cf = countingFetch();
+  const big = await api.openArray(writeFiles("big_chunk", { ".zarray": zarrayOf([2 * 629145600], [629145600], { id: "gzip", level: 1 }), "0": gzipSync(Buffer.alloc(1024)) }), { fetch: cf.fetch });
+  cf.calls.length = 0;
+  await expectTooLarge(big.getChunk([1]), "the fill of a 600 MiB chunk");
+  await expectTooLarge(big.getChunk([0]), "a stored 600 MiB chunk");
+  assert.equal(cf.calls.length, 0, "no request for a chunk that cannot be held");
+  // Chunks of 2^31 bytes do not open.
+  await expectCode(api.openArray(writeFiles("chunk_2gib", { ".zarray": zarrayOf([2 ** 32], [2 ** 31]) })), "TooLarge", "2 GiB chunks");
+  // A gzip bomb: a 1 MiB chunk inflating to 512 MiB.
+  const bombed = await api.openArray(writeFiles("gzip_bomb", { ".zarray": zarrayOf([2 << 20], [1 << 20], { id: "gzip", level: 1 }), "0": bomb }));
+  await expectCode(bombed.getChunk([0]), "CorruptChunk", "a gzip bomb");
+  // A 20 MiB metadata document.
+  const doc = JSON.stringify({ ...JSON.parse(zarrayOf([10], [5])), padding: "x".repeat(20 << 20) });
+  await expectTooLarge(api.openArray(writeFiles("huge_doc", { ".zarray": doc })), "a 20 MiB .zarray", "maxMetadataBytes");
+  // The same module still serves every array.
+  const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name, END_CASE.name], groups: false });
+  assert.equal(r.failed, 0, r.failures.join("\n"));
+  const grown = (process.memoryUsage().rss - rss0) / 2 ** 20;
+  console.log(`# RSS grew ${grown.toFixed(0)} MiB over the oversized reads`);
+  assert.ok(grown < 400, `RSS grew ${grown.toFixed(0)} MiB`);
 });
 
 // ------------------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ pub struct Categorize {
 impl Categorize {
     pub fn parse(conf: &Map<String, Value>, decoded: DataType) -> Result<Categorize> {
         let labels = conf.get("labels").and_then(Value::as_array).ok_or_else(|| invalid("categorize needs labels"))?;
-        let labels: Vec<String> =
-            labels.iter().map(|l| l.as_str().map(String::from).ok_or_else(|| invalid("categorize labels are text"))).collect::<Result<_>>()?;
+        let labels: Vec<String> = labels
+            .iter()
+            .map(|l| l.as_str().map(String::from).ok_or_else(|| invalid("categorize labels are text")))
+            .collect::<Result<_>>()?;
         let codes = match conf.get("astype") {
             None => DataType::UInt8,
             Some(v) => parse_dtype(v)?.0,
@@ -54,7 +56,11 @@ impl Codec for Categorize {
         let size = self.codes.size();
         let n = checked_bytes(ctx.shape, 1)?;
         if data.bytes.len() != n * size {
-            return Err(corrupt_chunk(format!("categorize: {} bytes of codes, expected {}", data.bytes.len(), n * size)));
+            return Err(corrupt_chunk(format!(
+                "categorize: {} bytes of codes, expected {}",
+                data.bytes.len(),
+                n * size
+            )));
         }
         let code = |i: usize| {
             let mut w = [0u8; 8];

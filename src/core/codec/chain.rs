@@ -35,7 +35,10 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "vlen-bytes" | "numcodecs.vlen-bytes" if dtype == DataType::Bytes => Box::new(VLen { utf8: false }),
         "json2" | "numcodecs.json2" if dtype == DataType::Json => Box::new(Json2),
         "vlen-utf8" | "vlen-bytes" | "json2" | "numcodecs.vlen-utf8" | "numcodecs.vlen-bytes" | "numcodecs.json2" => {
-            return err(ErrorCode::InvalidMetadata, format!("codec {:?} does not encode {} elements", c.name, dtype.name()))
+            return err(
+                ErrorCode::InvalidMetadata,
+                format!("codec {:?} does not encode {} elements", c.name, dtype.name()),
+            )
         }
         "categorize" | "numcodecs.categorize" => Box::new(Categorize::parse(conf, dtype)?),
         "transpose" => Box::new(Transpose::parse(conf, ndim)?),

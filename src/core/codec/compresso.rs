@@ -23,7 +23,9 @@ fn bad(why: impl core::fmt::Display) -> Error {
 
 /// A little-endian unsigned integer of `width` bytes at `at`.
 fn word(b: &[u8], at: usize, width: usize) -> Result<u64> {
-    let s = b.get(at..at.checked_add(width).ok_or_else(|| bad("offset overflows"))?).ok_or_else(|| bad("truncated stream"))?;
+    let s = b
+        .get(at..at.checked_add(width).ok_or_else(|| bad("offset overflows"))?)
+        .ok_or_else(|| bad("truncated stream"))?;
     Ok(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
 }
 
@@ -102,7 +104,9 @@ impl Header {
 fn components(boundary: &[bool], sx: usize, sy: usize, six: bool) -> Result<Vec<u32>> {
     let n = boundary.len();
     let mut parent: Vec<u32> = Vec::new();
-    parent.try_reserve_exact(n).map_err(|_| Error::new(crate::core::ErrorCode::TooLarge, "compresso: cannot allocate"))?;
+    parent
+        .try_reserve_exact(n)
+        .map_err(|_| Error::new(crate::core::ErrorCode::TooLarge, "compresso: cannot allocate"))?;
     parent.extend(0..n as u32);
     fn root(p: &mut [u32], mut i: u32) -> u32 {
         while p[i as usize] != i {
@@ -175,13 +179,16 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     let (nx, ny, nz) = (sx.div_ceil(xs), sy.div_ceil(ys), sz.div_ceil(zs));
     let nblocks = nx * ny * nz;
     // The sections, each bounded by the stream's own length.
-    let len = |count: usize, w: usize| count.checked_mul(w).filter(|&n| n <= b.len()).ok_or_else(|| bad("a section overflows the stream"));
+    let len = |count: usize, w: usize| {
+        count.checked_mul(w).filter(|&n| n <= b.len()).ok_or_else(|| bad("a section overflows the stream"))
+    };
     let ids_at = HEADER;
     let values_at = ids_at + len(h.id_size, width)?;
     let locations_at = values_at.checked_add(len(h.value_size, ww)?).ok_or_else(|| bad("overflow"))?;
     let windows_at = locations_at.checked_add(len(h.location_size, width)?).ok_or_else(|| bad("overflow"))?;
     let index_len = if h.version == 1 { 2 * sz * iw } else { 0 };
-    let windows_end = b.len().checked_sub(index_len).filter(|&e| e >= windows_at).ok_or_else(|| bad("truncated stream"))?;
+    let windows_end =
+        b.len().checked_sub(index_len).filter(|&e| e >= windows_at).ok_or_else(|| bad("truncated stream"))?;
     let n_windows = (windows_end - windows_at) / ww;
 
     let values: Vec<u64> = (0..h.value_size).map(|k| word(b, values_at + k * ww, ww)).collect::<Result<_>>()?;
@@ -247,7 +254,10 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
                 } else {
                     let code = loc(index)?;
                     index += 1;
-                    let from = |j: Option<usize>| j.and_then(|j| labels.get(j).copied()).ok_or_else(|| bad("an instruction points out of the chunk"));
+                    let from = |j: Option<usize>| {
+                        j.and_then(|j| labels.get(j).copied())
+                            .ok_or_else(|| bad("an instruction points out of the chunk"))
+                    };
                     match code {
                         0 if x > 0 => from(Some(i - 1))?,
                         1 if x + 1 < sx => from(Some(i + 1))?,

@@ -64,6 +64,15 @@ pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     if isize as u32 != out.len() as u32 {
         return bad("length in the trailer does not match");
     }
+    let c = &data[data.len() - 8..data.len() - 4];
+    let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let actual = crc32fast::hash(&out);
+    if stored != actual {
+        return err(
+            ErrorCode::ChecksumMismatch,
+            format!("gzip: CRC-32 mismatch: stored {stored:#010x}, computed {actual:#010x}"),
+        );
+    }
     Ok(out)
 }
 
@@ -81,5 +90,8 @@ mod tests {
         ];
         assert_eq!(gunzip(&gz, 1000).unwrap(), [b'a'; 1000]);
         assert!(gunzip(&gz, 999).is_err());
+        let mut wrong = gz;
+        wrong[21] ^= 1; // the CRC-32: the data inflate alike, the check catches it
+        assert_eq!(gunzip(&wrong, 1000).unwrap_err().code, ErrorCode::ChecksumMismatch);
     }
 }

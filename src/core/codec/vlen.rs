@@ -46,7 +46,8 @@ impl Codec for VLen {
         for h in handles.chunks_exact_mut(HANDLE) {
             let len = word(at)?;
             let start = at + 4;
-            let item = start.checked_add(len).and_then(|end| b.get(start..end)).ok_or_else(|| bad("truncated element"))?;
+            let item =
+                start.checked_add(len).and_then(|end| b.get(start..end)).ok_or_else(|| bad("truncated element"))?;
             if self.utf8 && core::str::from_utf8(item).is_err() {
                 return Err(bad("an element is not valid UTF-8"));
             }

@@ -200,7 +200,10 @@ pub fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     // reserving the limit itself would ask for the worst case every time.
     let size = match frame_content_size(data) {
         Some(n) if n > limit as u64 => {
-            return err(ErrorCode::CorruptChunk, format!("zstd: the frame holds {n} bytes, more than the {limit} expected"))
+            return err(
+                ErrorCode::CorruptChunk,
+                format!("zstd: the frame holds {n} bytes, more than the {limit} expected"),
+            )
         }
         Some(n) => n as usize,
         None => limit,

@@ -79,7 +79,8 @@ impl ScaleLayout {
                 (Vec::new(), Box::new(Png))
             }
             Encoding::Compresso => {
-                if !matches!(dtype, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) || nc != 1 {
+                if !matches!(dtype, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) || nc != 1
+                {
                     return bad("needs an unsigned integer data_type and 1 channel");
                 }
                 (Vec::new(), Box::new(Compresso))

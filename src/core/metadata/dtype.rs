@@ -359,7 +359,9 @@ impl FillValue {
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
             DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
             DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
-            DataType::RawBytes(_) | DataType::Structured(_) | DataType::Bytes | DataType::FixedBytes(_) => Scalar::Bytes,
+            DataType::RawBytes(_) | DataType::Structured(_) | DataType::Bytes | DataType::FixedBytes(_) => {
+                Scalar::Bytes
+            }
             DataType::String | DataType::FixedUtf32(_) => Scalar::Text,
             DataType::Json => Scalar::Json,
         };

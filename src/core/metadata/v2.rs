@@ -71,17 +71,13 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
         Some(_) => return Err(invalid("filters must be a list or null")),
     };
     let dtype = o.get("dtype").unwrap_or(&Value::Null);
-    let (data_type, big_endian) = if dtype.as_str() == Some("|O") {
-        (object_type(&filters)?, false)
-    } else {
-        parse_dtype(dtype)?
-    };
+    let (data_type, big_endian) =
+        if dtype.as_str() == Some("|O") { (object_type(&filters)?, false) } else { parse_dtype(dtype)? };
     let fill_value = fill_or_zero(data_type, o.get("fill_value"))?;
     // Encoding order: the chunk in memory order, the filters, its bytes, the compressor. An
     // object array's first filter is its object codec: it makes the bytes.
     let mut codecs: Vec<_> = memory_order(o.get("order"), shape.len(), "order")?.into_iter().collect();
-    let object_codec = data_type.is_variable()
-        && filters.first().is_some_and(|f| f.name != "numcodecs.categorize");
+    let object_codec = data_type.is_variable() && filters.first().is_some_and(|f| f.name != "numcodecs.categorize");
     for (k, f) in filters.iter().enumerate() {
         if k == 0 && object_codec {
             codecs.push(Named::new(f.name.trim_start_matches("numcodecs."), f.configuration.clone()));
@@ -91,7 +87,8 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
     }
     if !object_codec {
         // Categorized text is stored as its integer codes, in their own byte order.
-        let codes = filters.iter().find(|f| f.name == "numcodecs.categorize").and_then(|f| f.configuration.get("astype"));
+        let codes =
+            filters.iter().find(|f| f.name == "numcodecs.categorize").and_then(|f| f.configuration.get("astype"));
         let big = match codes {
             Some(t) => parse_dtype(t)?.1,
             None => big_endian,

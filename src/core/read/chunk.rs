@@ -43,7 +43,9 @@ impl Chunk {
         let size = dtype.size();
         let raw = self.bytes.get(i.checked_mul(size)?..i.checked_mul(size)?.checked_add(size)?)?;
         Some(match dtype {
-            DataType::String => Element::Text(alloc::string::String::from_utf8_lossy(content(raw, &self.heap)?).into_owned()),
+            DataType::String => {
+                Element::Text(alloc::string::String::from_utf8_lossy(content(raw, &self.heap)?).into_owned())
+            }
             DataType::Bytes => Element::Bytes(content(raw, &self.heap)?),
             DataType::Json => Element::Json(content(raw, &self.heap)?),
             // NumPy strips the NUL padding of `U` and `S` elements.

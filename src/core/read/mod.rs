@@ -10,7 +10,7 @@ pub mod plan;
 pub use chunk::{Chunk, Element, Got};
 
 use crate::core::codec::Decoded;
-use crate::core::error::{checked_bytes, err, Error, ErrorCode, Result};
+use crate::core::error::{checked_bytes, err, too_large, Error, ErrorCode, Result};
 use crate::core::layout::{build, Layout};
 use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
 use crate::core::nd::c_strides;
@@ -51,6 +51,8 @@ pub struct Array {
     /// Milliseconds from some origin, to time decoding (the core has no clock of its own).
     clock: Option<fn() -> f64>,
     decode_ms: Rc<Cell<f64>>,
+    /// The most bytes one decoded chunk, fill or region may take (`maxDecodedBytes`).
+    max_decoded: usize,
 }
 
 impl Array {
@@ -59,7 +61,14 @@ impl Array {
         let meta = describe(&docs)?;
         let layout = build(&meta)?;
         let decode_ms = Rc::new(Cell::new(0.0));
-        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms })
+        let max_decoded = crate::core::error::MAX_DECODED;
+        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded })
+    }
+
+    /// Refuse decoded chunks, fills and regions above `bytes` (default 512 MiB).
+    pub fn with_max_decoded(mut self, bytes: usize) -> Self {
+        self.max_decoded = bytes;
+        self
     }
 
     /// Time decoding with `clock` (milliseconds).
@@ -79,6 +88,7 @@ impl Array {
         a.url = self.url.clone();
         a.clock = self.clock;
         a.decode_ms = self.decode_ms.clone();
+        a.max_decoded = self.max_decoded;
         Ok(a)
     }
 
@@ -113,6 +123,11 @@ impl Array {
     pub fn costly_decode(&self) -> bool {
         self.layout.costly_decode()
     }
+    /// Whether the server answered a ranged request with the whole object.
+    pub fn range_ignored(&self) -> bool {
+        self.store.range_ignored()
+    }
+
     pub fn stats(&self) -> Stats {
         Stats { store: self.store.stats(), decode_ms: self.decode_ms.get() }
     }
@@ -126,7 +141,7 @@ impl Array {
     pub fn plan(&self, want: Want) -> Result<Plan> {
         match want {
             Want::Chunks(list) => Plan::chunks(self.grid(), list),
-            Want::Region(sel) => Plan::region(self.grid(), sel, self.dtype().size()),
+            Want::Region(sel) => Plan::region(self.grid(), sel, self.dtype().size(), self.max_decoded),
         }
         .map_err(|e| e.at(&self.url))
     }
@@ -145,10 +160,20 @@ impl Array {
         Chunk { bytes: d.bytes, shape: self.grid().clipped(coords), stride: d.strides, heap: d.heap }
     }
 
+    /// Refuse a chunk of `shape` above `maxDecodedBytes`, before anything is allocated for it.
+    fn check_size(&self, coords: &[u64], shape: &[u64]) -> Result<usize> {
+        let n = checked_bytes(shape, self.dtype().size() as u64)?;
+        if n > self.max_decoded {
+            let what = format!("{}: chunk {coords:?} decoded", self.url);
+            return Err(too_large(&what, n as u64, self.max_decoded as u64, "maxDecodedBytes"));
+        }
+        Ok(n)
+    }
+
     /// An absent chunk: the fill value.
     pub fn fill_chunk(&self, coords: &[u64]) -> Result<Chunk> {
         let shape = self.grid().clipped(coords);
-        let n = checked_bytes(&shape, self.dtype().size() as u64)? / self.dtype().size().max(1);
+        let n = self.check_size(coords, &shape)? / self.dtype().size().max(1);
         let fill = &self.meta.fill_value;
         Ok(Chunk { bytes: fill.try_repeat(n)?, stride: c_strides(&shape), shape, heap: fill.heap.clone() })
     }
@@ -158,8 +183,16 @@ impl Array {
         let at = self.layout.locate(coords).map_err(|e| e.at(&self.url))?;
         let url = self.key_url(&at.key);
         let levels: Vec<(&dyn IndexFormat, u64)> = at.levels.iter().map(|(f, k)| (&**f, *k)).collect();
-        let span = locate(&self.store, c, &url, &levels).await?;
+        let span = locate(&self.store, c, &url, &levels).await.inspect_err(|e| self.distrust(&url, e))?;
         Ok((url, span))
+    }
+
+    /// An error that shows the server sent inconsistent bytes drops what is cached of the
+    /// object, so that a healed server is read afresh rather than the damage kept.
+    fn distrust(&self, url: &str, e: &Error) {
+        if matches!(e.code, ErrorCode::CorruptShard | ErrorCode::CorruptChunk | ErrorCode::ChecksumMismatch) {
+            self.store.forget(url);
+        }
     }
 
     /// Read the pieces of `plan`, handing each to `each` as its bytes arrive: decoded here
@@ -173,11 +206,17 @@ impl Array {
         decode: bool,
         mut each: impl FnMut(usize, Result<Got>) -> Result<()>,
     ) -> Result<()> {
+        // A server that ignores Range sends whole objects: this batch downloads each once.
+        let _pin = self.store.pin();
         let grid = self.grid();
         let mut valid = Vec::new();
         for (i, p) in plan.pieces.iter().enumerate() {
             if grid.contains(&p.coords) {
-                valid.push(i);
+                // A chunk above the limit is refused before its bytes are asked for.
+                match self.check_size(&p.coords, &grid.full(&p.coords)) {
+                    Ok(_) => valid.push(i),
+                    Err(e) => each(i, Err(e))?,
+                }
             } else {
                 let why = format!("{}: chunk {:?} is outside the chunk grid {:?}", self.url, p.coords, grid.count());
                 each(i, Err(Error::new(ErrorCode::InvalidSelection, why)))?;
@@ -213,7 +252,8 @@ impl Array {
                     Ok(None) => Ok(Got::Absent),
                     Ok(Some(bytes)) if decode => {
                         let url = &wanted[k].0;
-                        self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url))
+                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url));
+                        r.inspect_err(|e| self.distrust(url, e))
                     }
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),

@@ -1,5 +1,5 @@
 //! Selections and read plans: which chunks a read touches, and which box of each.
-use crate::core::error::{checked_bytes, err, ErrorCode, Result};
+use crate::core::error::{checked_bytes, err, too_large, ErrorCode, Result};
 use crate::core::metadata::Grid;
 use crate::core::nd::for_each_index;
 use alloc::format;
@@ -112,9 +112,14 @@ impl Plan {
     }
 
     /// The chunks the selection touches, each with the box of it that the selection covers.
-    /// Its output (`elem` bytes per element) and its chunk count are checked first.
-    pub fn region(grid: &Grid, sel: &[Sel], elem: usize) -> Result<Plan> {
+    /// Its output (`elem` bytes per element, at most `max` bytes) and its chunk count are
+    /// checked first.
+    pub fn region(grid: &Grid, sel: &[Sel], elem: usize, max: usize) -> Result<Plan> {
         let region = Region::new(sel, &grid.shape())?;
+        let n = region.extent().iter().try_fold(elem as u64, |a, &d| a.checked_mul(d)).unwrap_or(u64::MAX);
+        if n > max as u64 {
+            return Err(too_large("the selection's output", n, max as u64, "maxDecodedBytes"));
+        }
         checked_bytes(&region.extent(), elem as u64)?;
         let first = grid.find(&region.start);
         let count: Vec<u64> = (region.start.iter().zip(&region.stop))
@@ -156,9 +161,10 @@ mod tests {
     #[test]
     fn huge_selections_are_refused_before_planning() {
         let grid = Grid::regular(&[1], &[1 << 62]);
-        assert_eq!(Plan::region(&grid, &[Sel::All], 1).unwrap_err().code, ErrorCode::TooLarge);
-        assert_eq!(Plan::region(&grid, &[Sel::Range(0, 1 << 21)], 1).unwrap_err().code, ErrorCode::TooLarge);
-        let p = Plan::region(&Grid::regular(&[4], &[10]), &[Sel::Range(3, 9)], 1).unwrap();
+        assert_eq!(Plan::region(&grid, &[Sel::All], 1, 1 << 29).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(Plan::region(&grid, &[Sel::Range(0, 1 << 21)], 1, 1 << 29).unwrap_err().code, ErrorCode::TooLarge);
+        assert_eq!(Plan::region(&grid, &[Sel::Range(0, 100)], 1, 99).unwrap_err().code, ErrorCode::TooLarge);
+        let p = Plan::region(&Grid::regular(&[4], &[10]), &[Sel::Range(3, 9)], 1, 100).unwrap();
         assert_eq!(p.pieces.iter().map(|p| (p.lo[0], p.hi[0])).collect::<Vec<_>>(), [(3, 4), (4, 8), (8, 9)]);
     }
 }

@@ -60,6 +60,9 @@ pub struct ShardIndex {
 /// Marks an absent chunk in a dense index.
 pub const ABSENT: (u64, u64) = (u64::MAX, u64::MAX);
 
+/// Marks an entry that lies outside its region: that chunk alone is corrupt.
+const BAD: (u64, u64) = (u64::MAX, u64::MAX - 1);
+
 impl ShardIndex {
     /// The index of an object that does not exist: every chunk is absent.
     pub fn missing() -> Self {
@@ -68,10 +71,12 @@ impl ShardIndex {
 
     /// Position-indexed spans, already absolute; [`ABSENT`] marks an absent chunk.
     /// Every present span must lie inside `region` when its length is known.
-    pub fn dense(spans: Vec<(u64, u64)>, region: ByteSpan) -> Result<Self> {
-        for &s in &spans {
-            if s != ABSENT {
-                check_span(s, region)?;
+    /// An entry outside the region marks its own chunk corrupt, not the whole index (as
+    /// zarr-python reads such a shard: the other chunks are fine).
+    pub fn dense(mut spans: Vec<(u64, u64)>, region: ByteSpan) -> Result<Self> {
+        for s in spans.iter_mut() {
+            if *s != ABSENT && check_span(*s, region).is_err() {
+                *s = BAD;
             }
         }
         Ok(ShardIndex { keys: None, spans })
@@ -82,18 +87,35 @@ impl ShardIndex {
         if keys.len() != spans.len() || keys.windows(2).any(|w| w[0] >= w[1]) {
             return Err(Error::new(ErrorCode::CorruptShard, "index keys are not strictly increasing"));
         }
-        for &s in &spans {
-            check_span(s, region)?;
+        let mut spans = spans;
+        for s in spans.iter_mut() {
+            if check_span(*s, region).is_err() {
+                *s = BAD;
+            }
         }
         Ok(ShardIndex { keys: Some(keys), spans })
     }
 
-    pub fn lookup(&self, key: u64) -> Option<(u64, u64)> {
+    /// The span of `key`: `None` when absent, an error when its entry is corrupt.
+    pub fn lookup(&self, key: u64) -> Result<Option<(u64, u64)>> {
         let i = match &self.keys {
-            Some(keys) => keys.binary_search(&key).ok()?,
-            None => usize::try_from(key).ok()?,
+            Some(keys) => match keys.binary_search(&key) {
+                Ok(i) => i,
+                Err(_) => return Ok(None),
+            },
+            None => match usize::try_from(key) {
+                Ok(i) => i,
+                Err(_) => return Ok(None),
+            },
         };
-        self.spans.get(i).copied().filter(|&s| s != ABSENT)
+        match self.spans.get(i).copied() {
+            Some(BAD) => Err(Error::new(
+                ErrorCode::CorruptShard,
+                format!("the index entry of chunk {key} lies outside its shard (or overflows)"),
+            )),
+            Some(ABSENT) | None => Ok(None),
+            s => Ok(s),
+        }
     }
 
     /// What the index costs to keep.
@@ -139,7 +161,7 @@ pub async fn locate<C: HttpClient>(
     let mut span = ByteSpan::WHOLE;
     for (depth, &(format, key)) in levels.iter().enumerate() {
         let index = index(store, c, url, span, depth, (format, key)).await?;
-        match index.lookup(key) {
+        match index.lookup(key).map_err(|e| e.at(url))? {
             None => return Ok(None),
             Some((offset, len)) => span = ByteSpan { offset, len: Some(len) },
         }

@@ -12,12 +12,18 @@ pub enum Method {
     Head,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Request<'a> {
     pub method: Method,
     pub url: &'a str,
     /// The `Range` header value, e.g. `bytes=0-99` or `bytes=-100`.
     pub range: Option<String>,
+    /// The most body bytes wanted: a client should stop reading (or not start, when the
+    /// `Content-Length` says more) past it; the store checks it either way.
+    pub limit: Option<u64>,
+    /// Milliseconds without an answer or without body progress after which the client gives
+    /// the request up with a `Network` error saying it stalled (it is then retried).
+    pub stall_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -25,16 +31,35 @@ pub struct Response {
     pub status: u16,
     pub content_range: Option<String>,
     pub content_length: Option<u64>,
+    /// The `Retry-After` header (seconds, or an HTTP date).
+    pub retry_after: Option<String>,
     pub body: Vec<u8>,
 }
 
-/// One HTTP exchange. Transport failures are `Network` errors, cancellations `Aborted`.
+/// One HTTP exchange, and what retrying needs of the platform (the core has no clock or
+/// timer of its own). Transport failures are `Network` errors, cancellations `Aborted`.
 pub trait HttpClient {
     async fn send(&self, req: Request<'_>) -> Result<Response>;
     /// Whether this caller's own request was cancelled.
     fn is_aborted(&self) -> bool {
         false
     }
+    /// Wait `ms` milliseconds before a retry (ends early, or not at all, when aborted).
+    async fn sleep(&self, _ms: f64) {}
+    /// Milliseconds since some origin, for the retry budget; `None`: no clock (attempts only).
+    fn now(&self) -> Option<f64> {
+        None
+    }
+    /// A number in `[0, 1)`, for the backoff's jitter.
+    fn random(&self) -> f64 {
+        0.5
+    }
+}
+
+/// Seconds of a `Retry-After` value given in seconds (an HTTP date is not parsed: the
+/// backoff's own delay applies).
+pub fn retry_after_ms(v: &str) -> Option<f64> {
+    v.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(|s| s * 1000.0)
 }
 
 /// Which bytes of an object to read.
@@ -64,6 +89,11 @@ pub(crate) enum Status {
     Whole,
     Missing,
     Refused,
+}
+
+/// Whether an answer with this status may be retried: timeouts, throttling, server errors.
+pub fn transient(status: u16) -> bool {
+    matches!(status, 408 | 425 | 429) || ((500..600).contains(&status) && !matches!(status, 501 | 505))
 }
 
 pub(crate) fn classify(url: &str, status: u16, treat403_as_missing: bool) -> Result<Status> {

@@ -15,7 +15,7 @@ pub mod limit;
 mod store;
 
 pub use http::{ByteRange, HttpClient, Method, Request, Response};
-pub use store::{Config, RangeRead, Stats, Store};
+pub use store::{Config, RangeRead, Retry, Stats, Store};
 
 use alloc::format;
 use alloc::string::String;

@@ -3,8 +3,11 @@
 use super::cache::Lru;
 use super::coalesce::coalesce;
 use super::dedup::Dedup;
-use super::http::{classify, parse_content_range, short, ByteRange, HttpClient, Method, Request, Response, Status};
-use crate::core::error::{Error, ErrorCode, Result};
+use super::http::{
+    classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
+    Status,
+};
+use crate::core::error::{too_large, Error, ErrorCode, Result};
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
@@ -18,6 +21,27 @@ use futures_util::stream::{self, StreamExt};
 /// How many requests one batch keeps in flight (the binding's per-origin limit applies too).
 const CONCURRENCY: usize = 32;
 
+/// How transient failures are retried: exponential backoff with full jitter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Retry {
+    /// Tries in all (1: no retry).
+    pub attempts: u32,
+    /// The first backoff ceiling, doubled at each retry…
+    pub base_ms: f64,
+    /// …up to this.
+    pub max_ms: f64,
+    /// A request without an answer or body progress for this long is given up (and retried).
+    pub stall_ms: f64,
+    /// No retry starts later than this after the first try (with a clock).
+    pub budget_ms: f64,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry { attempts: 5, base_ms: 200.0, max_ms: 5_000.0, stall_ms: 10_000.0, budget_ms: 30_000.0 }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     /// Bytes of derived values (shard indexes), whole objects and held merged reads kept.
@@ -29,11 +53,24 @@ pub struct Config {
     pub merge_gap: u64,
     /// …and the request stays within this many bytes.
     pub merge_max: u64,
+    /// The most bytes a whole-object answer may have (a ranged one has its range).
+    pub max_body: u64,
+    /// The most bytes a document read with [`Store::read_document`] may have.
+    pub max_document: u64,
+    pub retry: Retry,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { cache_bytes: 64 << 20, treat403_as_missing: false, merge_gap: 256 << 10, merge_max: 16 << 20 }
+        Config {
+            cache_bytes: 64 << 20,
+            treat403_as_missing: false,
+            merge_gap: 256 << 10,
+            merge_max: 16 << 20,
+            max_body: crate::core::error::MAX_DECODED as u64,
+            max_document: crate::core::error::MAX_METADATA as u64,
+            retry: Retry::default(),
+        }
     }
 }
 
@@ -50,6 +87,8 @@ pub struct Stats {
     /// Derived values ([`Store::memo`]) found in the cache, and computed.
     pub memo_hits: u64,
     pub memo_fills: u64,
+    /// Requests sent again after a transient failure.
+    pub retries: u64,
 }
 
 /// What the cache holds about one object, keyed by (URL, slot).
@@ -93,7 +132,31 @@ pub struct Store {
     reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
     /// Set once the server mishandled a suffix range: go straight to HEAD + range.
     no_suffix: Cell<bool>,
+    /// Set once the server answered a ranged request with the whole object: from then on each
+    /// object is downloaded whole once, shared by every read waiting on it.
+    range_ignored: Cell<bool>,
+    /// Whole-object downloads under way (a server that ignores Range).
+    wholes: Dedup<String, Option<Rc<Vec<u8>>>>,
+    /// Batches under way ([`Store::pin`]): while any is, whole objects are held whatever the
+    /// cache's size, so that no batch downloads one twice.
+    pins: Rc<Cell<usize>>,
+    pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
     stats: Cell<Stats>,
+}
+
+/// Holds whole objects for a batch of reads; the last one dropped lets them go.
+pub struct Pin {
+    pins: Rc<Cell<usize>>,
+    pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        self.pins.set(self.pins.get().saturating_sub(1));
+        if self.pins.get() == 0 {
+            self.pinned.borrow_mut().clear();
+        }
+    }
 }
 
 impl Store {
@@ -104,8 +167,46 @@ impl Store {
             memos: Dedup::default(),
             reads: Dedup::default(),
             no_suffix: Cell::new(false),
+            range_ignored: Cell::new(false),
+            wholes: Dedup::default(),
+            pins: Rc::new(Cell::new(0)),
+            pinned: Rc::new(RefCell::new(BTreeMap::new())),
             stats: Cell::new(Stats::default()),
         }
+    }
+
+    /// Hold whole objects for the batch of reads under way until the guard is dropped.
+    pub fn pin(&self) -> Pin {
+        self.pins.set(self.pins.get() + 1);
+        Pin { pins: self.pins.clone(), pinned: self.pinned.clone() }
+    }
+
+    /// Whether the server answered a ranged request with the whole object.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored.get()
+    }
+
+    /// The whole object at `url` when it is held (cached, or pinned for a batch).
+    fn whole_held(&self, url: &str) -> Option<Rc<Vec<u8>>> {
+        if let Some(Entry::Object(w)) = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object)) {
+            return Some(w);
+        }
+        self.pinned.borrow().get(url).cloned()
+    }
+
+    /// The whole object at `url`, downloaded once however many reads want it at the same time
+    /// (for a server that ignores Range).
+    async fn whole<C: HttpClient>(&self, c: &C, url: &str) -> Result<Option<Rc<Vec<u8>>>> {
+        if let Some(w) = self.whole_held(url) {
+            return Ok(Some(w));
+        }
+        let work = || async {
+            match self.fetch(c, url, ByteRange::Full).await? {
+                None => Ok(None),
+                Some(f) => Ok(Some(self.keep(url, f.bytes))),
+            }
+        };
+        self.wholes.run(url.to_string(), || c.is_aborted(), work).await
     }
 
     pub fn config(&self) -> &Config {
@@ -131,24 +232,127 @@ impl Store {
     }
 
     async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<Response> {
-        if c.is_aborted() {
-            return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
+        let limit = if range.is_none() { Some((self.config.max_body, "maxDecodedBytes")) } else { None };
+        self.send_limited(c, method, url, range, limit).await
+    }
+
+    /// A request whose body may not exceed `limit` (bytes, and the option that sets them; a
+    /// ranged request is bounded by its range, checked where it is read).
+    async fn send_limited<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<String>,
+        limit: Option<(u64, &str)>,
+    ) -> Result<Response> {
+        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0)).await?;
+        if let Some((l, option)) = limit {
+            let n = r.body.len() as u64;
+            if n > l {
+                return Err(too_large(&format!("{url}: the answer"), n, l, option));
+            }
         }
-        let r = c.send(Request { method, url, range }).await.map_err(|e| e.at(url))?;
-        self.count(|s| {
-            s.requests += 1;
-            s.bytes += r.body.len() as u64;
-        });
         Ok(r)
+    }
+
+    /// One request, retried on network errors (stalls and bodies cut short included) and on
+    /// transient statuses (408, 429, 5xx) with exponential backoff and full jitter, honouring
+    /// `Retry-After`, within the attempts and the time budget; an abort ends it at once. After
+    /// the last try, a transient status is returned for the caller to report, an error as is.
+    async fn send_retried<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<String>,
+        limit: Option<u64>,
+    ) -> Result<Response> {
+        let policy = self.config.retry;
+        let start = c.now();
+        let mut attempt = 0u32;
+        loop {
+            if c.is_aborted() {
+                return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
+            }
+            let req = Request { method, url, range: range.clone(), limit, stall_ms: Some(policy.stall_ms) };
+            let got = c.send(req).await.map_err(|e| e.at(url));
+            if let Ok(r) = &got {
+                self.count(|s| {
+                    s.requests += 1;
+                    s.bytes += r.body.len() as u64;
+                });
+            } else {
+                self.count(|s| s.requests += 1);
+            }
+            // A body shorter than its Content-Length was cut short in transit.
+            let got = got.and_then(|r| match r.content_length {
+                Some(n) if method == Method::Get && (r.body.len() as u64) < n && r.status < 300 => Err(Error::new(
+                    ErrorCode::Network,
+                    format!("{url}: truncated body: {} of {n} bytes arrived", r.body.len()),
+                )),
+                _ => Ok(r),
+            });
+            let wait = match &got {
+                Err(e) if e.code == ErrorCode::Network => None,
+                Ok(r) if transient(r.status) => r.retry_after.as_deref().and_then(retry_after_ms).or(Some(0.0)),
+                _ => return got,
+            };
+            attempt += 1;
+            // Full jitter: anywhere up to the exponential ceiling; Retry-After as a floor.
+            let ceiling = (policy.base_ms * f64::from(1u32 << (attempt - 1).min(20))).min(policy.max_ms);
+            let delay = (c.random() * ceiling).max(wait.unwrap_or(0.0));
+            let late = match (start, c.now()) {
+                (Some(t0), Some(t)) => t + delay - t0 > policy.budget_ms,
+                _ => false,
+            };
+            if attempt >= policy.attempts || late {
+                return match got {
+                    Err(e) => Err(Error::new(e.code, format!("{} (after {attempt} tries)", e.message))),
+                    ok => ok,
+                };
+            }
+            self.count(|s| s.retries += 1);
+            c.sleep(delay).await;
+        }
+    }
+
+    /// A whole small object (a metadata document) of at most `limit` bytes; `None` when absent.
+    pub async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
+        match cached {
+            Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
+            Some(Entry::Missing) => return Ok(None),
+            _ => {}
+        }
+        let r = self.send_limited(c, Method::Get, url, None, Some((limit, "maxMetadataBytes"))).await?;
+        match classify(url, r.status, self.config.treat403_as_missing)? {
+            Status::Missing => {
+                self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+                Ok(None)
+            }
+            Status::Whole | Status::Partial => Ok(Some(r.body)),
+            Status::Refused => Err(http_error(url, r.status)),
+        }
     }
 
     /// Read `range` of the object at `url`; `None` when the object does not exist.
     pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
-        match cached {
-            Some(Entry::Object(whole)) => return slice_whole(url, &whole, range).map(Some),
-            Some(Entry::Missing) => return Ok(None),
-            _ => {}
+        if let Some(Entry::Missing) = cached {
+            return Ok(None);
+        }
+        if let Some(whole) = self.whole_held(url) {
+            return slice_whole(url, &whole, range).map(Some);
+        }
+        if self.range_ignored.get() {
+            return match self.whole(c, url).await? {
+                Some(w) => slice_whole(url, &w, range).map(Some),
+                None => {
+                    self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+                    Ok(None)
+                }
+            };
         }
         if let ByteRange::Range { offset, len } = range {
             if let Some(bytes) = self.held(url, offset, len) {
@@ -212,6 +416,12 @@ impl Store {
                 jobs.push((url.into(), ByteRange::Range { offset, len }, alloc::vec![(i, 0, Some(len))]));
                 false
             });
+            if self.range_ignored.get() && !spans.is_empty() {
+                // The server sends whole objects anyway: one download serves every span of it.
+                let members = spans.iter().map(|&(i, offset, len)| (i, offset, Some(len))).collect();
+                jobs.push((url.into(), ByteRange::Full, members));
+                continue;
+            }
             let offsets: Vec<(u64, u64)> = spans.iter().map(|s| (s.1, s.2)).collect();
             let free = |a, b| !self.reading_any(url, a, b);
             for run in coalesce(&offsets, self.config.merge_gap, self.config.merge_max, &free) {
@@ -242,7 +452,8 @@ impl Store {
                 s.spans += n;
                 s.merged_requests += u64::from(n > 1);
             });
-            let single = members.len() == 1 && members[0].1 == 0;
+            let single =
+                members.len() == 1 && members[0].1 == 0 && members[0].2.is_none_or(|n| n == fetched.bytes.len() as u64);
             let bytes = Rc::new(fetched.bytes);
             if let ByteRange::Range { offset, len } = range {
                 let asked: u64 = members.iter().filter_map(|m| m.2).sum();
@@ -348,6 +559,7 @@ impl Store {
             }
             ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
             ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
+            ByteRange::Suffix(0) => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
             ByteRange::Suffix(n) => self.read_suffix(c, url, n).await,
         }
     }
@@ -355,7 +567,8 @@ impl Store {
     /// The last `n` bytes: a suffix range, or (for servers that mishandle those) HEAD for the
     /// size, then an explicit range.
     async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64) -> Result<Option<RangeRead>> {
-        if !self.no_suffix.get() {
+        let mut wrong = 0;
+        while !self.no_suffix.get() {
             let r = self.send(c, Method::Get, url, Some(format!("bytes=-{n}"))).await?;
             match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
@@ -366,13 +579,19 @@ impl Store {
                             return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
                         }
                         let end = b.checked_add(1);
-                        if end != Some(total)
-                            || end.and_then(|e| e.checked_sub(a)) != Some(n)
-                            || r.body.len() as u64 != n
+                        if end == Some(total)
+                            && end.and_then(|e| e.checked_sub(a)) == Some(n)
+                            && r.body.len() as u64 == n
                         {
-                            return Err(short(url, "suffix range answer does not match the request"));
+                            return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
                         }
-                        return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
+                        // Asked once more, then an error: never data.
+                        wrong += 1;
+                        if wrong >= 2 {
+                            return Err(short(url, "suffix range answer does not match the request (twice)"));
+                        }
+                        self.count(|s| s.retries += 1);
+                        continue;
                     }
                     // 206 without a readable Content-Range: where those bytes sit is unknown.
                 }
@@ -401,35 +620,55 @@ impl Store {
 
     async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
         let last = offset.checked_add(len - 1).ok_or_else(|| short(url, "range overflows"))?;
-        let r = self.send(c, Method::Get, url, Some(format!("bytes={offset}-{last}"))).await?;
-        match classify(url, r.status, self.config.treat403_as_missing)? {
-            Status::Missing => Ok(None),
-            Status::Whole => self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
-            Status::Partial => {
-                let cr = r.content_range.as_deref().and_then(parse_content_range);
-                if let Some((a, _, _)) = cr {
-                    if a != offset {
-                        return Err(short(url, &format!("asked for bytes from {offset}, got from {a}")));
+        // An answer that is not the range asked for is asked for once more, then an error:
+        // never data.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let r = self.send(c, Method::Get, url, Some(format!("bytes={offset}-{last}"))).await?;
+            let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
+                Status::Missing => return Ok(None),
+                Status::Whole => return self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
+                Status::Partial => {
+                    let cr = r.content_range.as_deref().and_then(parse_content_range);
+                    match cr {
+                        Some((a, _, _)) if a != offset => format!("asked for bytes from {offset}, got from {a}"),
+                        _ if r.body.len() as u64 != len => {
+                            format!("asked for {len} bytes at {offset}, got {}", r.body.len())
+                        }
+                        _ => return Ok(Some(RangeRead { bytes: r.body, object_size: cr.and_then(|c| c.2) })),
                     }
                 }
-                if r.body.len() as u64 != len {
-                    return Err(short(url, &format!("asked for {len} bytes at {offset}, got {}", r.body.len())));
+                Status::Refused if r.status == 416 => {
+                    return Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
                 }
-                Ok(Some(RangeRead { bytes: r.body, object_size: cr.and_then(|c| c.2) }))
+                Status::Refused => return Err(http_error(url, r.status)),
+            };
+            if tries >= 2 {
+                return Err(short(url, &format!("{wrong} (twice)")));
             }
-            Status::Refused if r.status == 416 => {
-                Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
-            }
-            Status::Refused => Err(http_error(url, r.status)),
+            self.count(|s| s.retries += 1);
         }
     }
 
-    /// A 200 answer to a ranged request: slice it, and keep it for later reads of this object.
+    /// A 200 answer to a ranged request: the server ignores Range. Slice it, and keep it for
+    /// later reads of this object.
     fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<RangeRead> {
+        self.range_ignored.set(true);
         let f = slice_whole(url, &body, range)?;
-        let n = body.len();
-        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Object(Rc::new(body)), n);
+        self.keep(url, body);
         Ok(f)
+    }
+
+    /// Keep a whole object: in the cache within its budget, and for the batches under way.
+    fn keep(&self, url: &str, body: Vec<u8>) -> Rc<Vec<u8>> {
+        let n = body.len();
+        let body = Rc::new(body);
+        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Object(body.clone()), n);
+        if self.pins.get() > 0 {
+            self.pinned.borrow_mut().insert(url.to_string(), body.clone());
+        }
+        body
     }
 
     /// Hold the answer to a merged read (`bytes` from `offset`) whose gaps hold bytes nobody

@@ -168,11 +168,12 @@ mod tests {
         assert_eq!(f.span(3), IndexSpan::At { offset: 48, len: 16 });
         let whole = ByteSpan { offset: 0, len: Some(200) };
         let i = f.decode(3, &words(&[10, 30]), whole).unwrap();
-        assert_eq!(i.lookup(3), Some((64 + 10, 20)));
-        assert_eq!(f.decode(3, &words(&[7, 7]), whole).unwrap().lookup(3), None);
+        assert_eq!(i.lookup(3).unwrap(), Some((64 + 10, 20)));
+        assert_eq!(f.decode(3, &words(&[7, 7]), whole).unwrap().lookup(3).unwrap(), None);
         let code = |b: &[u8]| f.decode(3, b, whole).unwrap_err().code;
         assert_eq!(code(&words(&[30, 10])), ErrorCode::CorruptShard);
-        assert_eq!(code(&words(&[10, 300])), ErrorCode::CorruptShard, "past the end of the shard");
+        let past = f.decode(3, &words(&[10, 300]), whole).unwrap();
+        assert_eq!(past.lookup(3).unwrap_err().code, ErrorCode::CorruptShard, "past the end of the shard");
         assert_eq!(code(&words(&[u64::MAX - 1, u64::MAX])), ErrorCode::CorruptShard);
         assert_eq!(code(&[0; 15]), ErrorCode::CorruptShard);
     }
@@ -183,7 +184,7 @@ mod tests {
         let r = ByteSpan { offset: 100, len: Some(72) };
         // ids 5, 7, 20; chunks at 32 + 1 (size 4), right after it (size 2), 3 bytes later (size 0).
         let i = f.decode(0, &words(&[5, 2, 13, 1, 0, 3, 4, 2, 0]), r).unwrap();
-        let got = [i.lookup(5), i.lookup(7), i.lookup(20), i.lookup(6)];
+        let got = [5, 7, 20, 6].map(|k| i.lookup(k).unwrap());
         assert_eq!(got, [Some((33, 4)), Some((37, 2)), Some((42, 0)), None]);
         let code = |w: &[u64]| f.decode(0, &words(w), r).unwrap_err().code;
         assert_eq!(code(&[5, 0, 0, 0, 1, 1]), ErrorCode::CorruptShard, "repeated id");
@@ -191,7 +192,7 @@ mod tests {
         assert_eq!(code(&[5, u64::MAX, 1]), ErrorCode::CorruptShard, "offset overflow");
         assert_eq!(code(&[5, 0, u64::MAX]), ErrorCode::CorruptShard, "end overflow");
         assert_eq!(f.decode(0, &[0; 25], r).unwrap_err().code, ErrorCode::CorruptShard);
-        assert_eq!(f.decode(0, &[], r).unwrap().lookup(0), None);
+        assert_eq!(f.decode(0, &[], r).unwrap().lookup(0).unwrap(), None);
         let g = MinishardIndex { spec: ShardingSpec { minishard_index_encoding: DataEncoding::Gzip, ..spec(1, 0) } };
         assert_eq!(g.decode(0, &words(&[5, 2, 13]), r).unwrap_err().code, ErrorCode::CorruptShard);
     }

@@ -1,0 +1,508 @@
+//! Transient and permanent faults, stalls, a clock: the retry policy of the storage layer, seen
+//! through the whole read path over the committed fixtures (issue 14). The server here is a
+//! well-behaved file server with faults injected by a seeded generator; time is virtual (a
+//! sleep advances the clock), so budgets are exact and the tests take no wall time.
+mod common;
+
+use common::{all_cases, check_case, Case};
+use futures_executor::block_on;
+use shardfetch::core::open::{open, OpenOptions, Opened};
+use shardfetch::core::read::plan::Sel;
+use shardfetch::core::read::{read_chunk, read_region, Array};
+use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response, Retry};
+use shardfetch::core::{Error, ErrorCode, Result};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+const BASE: &str = "mem://fixtures";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Fault {
+    /// 503 with `Retry-After: 1` (S3's SlowDown).
+    SlowDown,
+    Status500,
+    /// The connection reset before the answer.
+    Reset,
+    /// The body cut short: fewer bytes than its Content-Length.
+    Truncated,
+    /// A 206 for other bytes than those asked (with an honest Content-Range).
+    WrongRange,
+    /// No answer: the client gives up after the stall time.
+    Stall,
+}
+
+const TRANSIENT: [Fault; 6] =
+    [Fault::SlowDown, Fault::Status500, Fault::Reset, Fault::Truncated, Fault::WrongRange, Fault::Stall];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// A file server over `tests/fixtures` answering Range like S3, with faults.
+#[derive(Default)]
+struct Faulty {
+    /// Chance that a request meets a fault (transient mode).
+    rate: f64,
+    /// Every request of `data/` meets this fault (permanent mode).
+    permanent: Option<Fault>,
+    /// Bytes flipped in the answers for objects whose path contains the key.
+    corrupt: RefCell<Vec<(String, usize)>>,
+    /// Serves 200 with the whole object to ranged requests.
+    ignore_range: bool,
+    seed: Cell<u64>,
+    clock: Cell<f64>,
+    requests: Cell<u64>,
+    bytes: Cell<u64>,
+    faults: RefCell<HashMap<Fault, u64>>,
+    /// Faults in a row per request, so that a transient fault never outlasts the attempts,
+    /// and requests that already had a wrong range (the store refetches those only once).
+    in_a_row: RefCell<HashMap<(String, Option<String>), (u32, bool)>>,
+}
+
+impl Faulty {
+    fn transient(rate: f64, seed: u64) -> Self {
+        Faulty { rate, seed: Cell::new(seed), ..Default::default() }
+    }
+    fn permanent(f: Fault) -> Self {
+        Faulty { permanent: Some(f), seed: Cell::new(1), ..Default::default() }
+    }
+    fn next(&self) -> f64 {
+        // xorshift64*: deterministic, so a failure reproduces.
+        let mut x = self.seed.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.seed.set(x);
+        (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn injected(&self) -> u64 {
+        self.faults.borrow().values().sum()
+    }
+
+    fn fault_for(&self, req: &Request<'_>) -> Option<Fault> {
+        if !req.url.contains("/data/") {
+            return None; // the harness's expected values
+        }
+        if self.permanent.is_some() {
+            return self.permanent;
+        }
+        let key = (req.url.to_string(), req.range.clone());
+        let mut runs = self.in_a_row.borrow_mut();
+        let (run, had_wrong) = runs.entry(key).or_default();
+        if *run >= 3 || self.next() >= self.rate {
+            *run = 0;
+            return None;
+        }
+        let mut f = TRANSIENT[(self.next() * TRANSIENT.len() as f64) as usize];
+        if f == Fault::WrongRange && (*had_wrong || req.range.is_none()) {
+            f = Fault::Status500;
+        }
+        *had_wrong |= f == Fault::WrongRange;
+        *run += 1;
+        Some(f)
+    }
+
+    fn serve(&self, req: &Request<'_>) -> Response {
+        let rel = req.url.strip_prefix(BASE).unwrap_or("").trim_start_matches('/');
+        let Ok(mut body) = std::fs::read(root().join(rel)) else {
+            return Response { status: 404, ..Default::default() };
+        };
+        for (key, at) in self.corrupt.borrow().iter() {
+            if rel.contains(key.as_str()) && *at < body.len() {
+                body[*at] ^= 0x5a;
+            }
+        }
+        let size = body.len() as u64;
+        if req.method == Method::Head {
+            return Response { status: 200, content_length: Some(size), ..Default::default() };
+        }
+        let whole = Response { status: 200, content_length: Some(size), body: body.clone(), ..Default::default() };
+        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else { return whole };
+        if self.ignore_range {
+            return whole;
+        }
+        let (a, b) = spec.split_once('-').unwrap();
+        let (start, end) = if a.is_empty() {
+            (size.saturating_sub(b.parse().unwrap()), size)
+        } else {
+            let a: u64 = a.parse().unwrap();
+            if a >= size {
+                return Response { status: 416, ..Default::default() };
+            }
+            (a, (b.parse::<u64>().unwrap() + 1).min(size))
+        };
+        Response {
+            status: 206,
+            content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
+            content_length: Some(end - start),
+            body: body[start as usize..end as usize].to_vec(),
+            retry_after: None,
+        }
+    }
+}
+
+impl HttpClient for Faulty {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        self.requests.set(self.requests.get() + 1);
+        let fault = self.fault_for(&req);
+        if let Some(f) = fault {
+            *self.faults.borrow_mut().entry(f).or_default() += 1;
+        }
+        let network = |what: &str| Err(Error::new(ErrorCode::Network, format!("{}: {what}", req.url)));
+        let mut r = match fault {
+            Some(Fault::SlowDown) => {
+                return Ok(Response { status: 503, retry_after: Some("1".into()), ..Default::default() })
+            }
+            Some(Fault::Status500) => return Ok(Response { status: 500, ..Default::default() }),
+            Some(Fault::Reset) => return network("connection reset"),
+            Some(Fault::Stall) => {
+                let ms = req.stall_ms.expect("every request has a stall time");
+                self.clock.set(self.clock.get() + ms);
+                return network(&format!("stalled: nothing for {ms} ms"));
+            }
+            _ => self.serve(&req),
+        };
+        match fault {
+            Some(Fault::Truncated) if !r.body.is_empty() => {
+                let n = r.body.len() / 2;
+                r.body.truncate(n);
+            }
+            Some(Fault::WrongRange) if r.status == 206 => {
+                // Other bytes: one byte later, with a Content-Range saying so.
+                let (a, b, total) =
+                    shardfetch::core::storage::http::parse_content_range(r.content_range.as_deref().unwrap()).unwrap();
+                let total = total.unwrap();
+                if b + 1 < total {
+                    let mut full = self.serve(&Request { range: None, ..req.clone() });
+                    r.body = full.body.drain(a as usize + 1..b as usize + 2).collect();
+                    r.content_range = Some(format!("bytes {}-{}/{total}", a + 1, b + 1));
+                } else {
+                    r.body.pop();
+                    r.content_length = None; // a short 206
+                }
+            }
+            _ => {}
+        }
+        self.bytes.set(self.bytes.get() + r.body.len() as u64);
+        Ok(r)
+    }
+    async fn sleep(&self, ms: f64) {
+        assert!(ms.is_finite() && ms >= 0.0, "sleep {ms}");
+        self.clock.set(self.clock.get() + ms);
+    }
+    fn now(&self) -> Option<f64> {
+        Some(self.clock.get())
+    }
+    fn random(&self) -> f64 {
+        self.next()
+    }
+}
+
+fn manifest() -> Vec<Case> {
+    block_on(all_cases(|name| async move { std::fs::read(root().join(&name)).unwrap() })).0
+}
+
+fn open_array(c: &Faulty, path: &str, config: Config) -> Result<Array> {
+    match block_on(open(c, &format!("{BASE}/data/{path}"), OpenOptions { config, ..Default::default() }))? {
+        Opened::Array(a) => Ok(*a),
+        Opened::Group(_) => panic!("{path} is a group"),
+    }
+}
+
+#[test]
+fn every_fixture_reads_through_20_percent_transient_faults() {
+    let cases = manifest();
+    assert!(cases.len() >= 30);
+    let c = Faulty::transient(0.2, 0x5eed);
+    let failures: Vec<String> = cases.iter().filter_map(|k| block_on(check_case(&c, BASE, k)).err()).collect();
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    let faults = c.faults.borrow().clone();
+    for f in TRANSIENT {
+        assert!(faults.get(&f).copied().unwrap_or(0) >= 5, "too few {f:?} injected: {faults:?}");
+    }
+    let share = c.injected() as f64 / c.requests.get() as f64;
+    assert!(share > 0.1, "{} faults in {} requests", c.injected(), c.requests.get());
+}
+
+#[test]
+fn fixtures_read_under_faults_from_a_server_that_ignores_range() {
+    let cases: Vec<Case> = manifest().into_iter().filter(|k| k.shard_shape.is_some()).collect();
+    let c = Faulty { ignore_range: true, ..Faulty::transient(0.2, 7) };
+    for k in &cases {
+        block_on(check_case(&c, BASE, k)).unwrap();
+    }
+    assert!(c.injected() > 10);
+}
+
+#[test]
+fn retries_are_counted_and_the_data_is_the_writers() {
+    let c = Faulty::transient(0.3, 42);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    let clean = Faulty::transient(0.0, 1);
+    let b = open_array(&clean, "zp/shard_gzip_end", Config::default()).unwrap();
+    for x in 0..4 {
+        for y in 0..4 {
+            let got = block_on(read_chunk(&a, &c, &[x, y])).unwrap();
+            let want = block_on(read_chunk(&b, &clean, &[x, y])).unwrap();
+            assert_eq!(got.bytes, want.bytes);
+        }
+    }
+    assert!(a.stats().store.retries > 0);
+    assert_eq!(a.stats().store.retries, c.injected(), "one retry per fault");
+}
+
+/// Every permanent fault ends in a typed error, within the attempts and the time budget.
+#[test]
+fn permanent_faults_are_typed_errors_within_the_budget() {
+    let retry = Retry { attempts: 6, base_ms: 100.0, max_ms: 2_000.0, stall_ms: 3_000.0, budget_ms: 10_000.0 };
+    let good = Faulty::transient(0.0, 1);
+    for fault in TRANSIENT {
+        let c = Faulty::permanent(fault);
+        let config = Config { retry, ..Config::default() };
+        // At open: the metadata read.
+        let opened = open_array(&c, "zp/shard_gzip_end", config.clone());
+        if fault == Fault::WrongRange {
+            assert!(opened.is_ok(), "a whole document has no range to get wrong");
+        }
+        let e = opened.err().unwrap_or_else(|| Error::new(ErrorCode::CorruptShard, "zarr.json"));
+        let code = match fault {
+            Fault::SlowDown | Fault::Status500 => ErrorCode::HttpError,
+            Fault::WrongRange => ErrorCode::CorruptShard,
+            _ => ErrorCode::Network,
+        };
+        if fault != Fault::WrongRange {
+            assert_eq!(e.code, code, "{fault:?}: {e}");
+            assert!(e.message.contains("zarr.json"), "names the URL: {e}");
+        }
+        let tries = c.requests.get();
+        assert!(fault == Fault::WrongRange || (2..=6).contains(&tries), "{fault:?}: {tries} tries at open");
+        let last_start = c.clock.get() - if fault == Fault::Stall { retry.stall_ms } else { 0.0 };
+        assert!(last_start <= retry.budget_ms, "{fault:?}: the last try began at {last_start} ms");
+        // At a read: the index and the chunk.
+        c.clock.set(0.0);
+        c.requests.set(0);
+        let a = open_array(&good, "zp/shard_gzip_end", config).unwrap();
+        let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
+        let code = if fault == Fault::Truncated { ErrorCode::Network } else { code };
+        assert_eq!(e.code, code, "{fault:?}: {e}");
+        assert!(e.message.contains("c/0/0"), "names the URL: {e}");
+        assert!(c.clock.get() <= retry.budget_ms + retry.stall_ms + retry.max_ms, "{fault:?}");
+    }
+}
+
+#[test]
+fn a_silent_server_is_given_up_by_the_budget() {
+    let retry = Retry { attempts: 100, base_ms: 200.0, max_ms: 5_000.0, stall_ms: 10_000.0, budget_ms: 30_000.0 };
+    let c = Faulty::permanent(Fault::Stall);
+    let e = open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
+    assert_eq!(e.code, ErrorCode::Network, "{e}");
+    assert!(e.message.contains("stalled"), "says why: {e}");
+    // Tries start every ~10 s (the stall) plus backoff: four fit in 30 s; none starts later.
+    assert!((3..=4).contains(&c.requests.get()), "{} tries", c.requests.get());
+    assert!(c.clock.get() <= 30_000.0 + 10_000.0, "settled at {} ms", c.clock.get());
+}
+
+#[test]
+fn retry_after_is_a_floor_on_the_backoff() {
+    let retry = Retry { attempts: 3, base_ms: 1.0, max_ms: 1.0, stall_ms: 1_000.0, budget_ms: 60_000.0 };
+    let c = Faulty::permanent(Fault::SlowDown);
+    open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
+    assert_eq!(c.requests.get(), 3);
+    assert_eq!(c.clock.get(), 2_000.0, "two waits of Retry-After: 1");
+}
+
+#[test]
+fn retry_false_is_one_try() {
+    let retry = Retry { attempts: 1, ..Retry::default() };
+    for fault in [Fault::SlowDown, Fault::Reset, Fault::Truncated] {
+        let c = Faulty::permanent(fault);
+        open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
+        assert_eq!(c.requests.get(), 1, "{fault:?}");
+    }
+}
+
+#[test]
+fn client_errors_are_not_retried() {
+    let c = Faulty::transient(0.0, 1);
+    let e = open_array(&c, "zp/no_such_array", Config::default()).err().unwrap();
+    assert_eq!(e.code, ErrorCode::NotFound, "{e}");
+    let asked = c.requests.get();
+    struct Forbidden(Cell<u64>);
+    impl HttpClient for Forbidden {
+        async fn send(&self, _: Request<'_>) -> Result<Response> {
+            self.0.set(self.0.get() + 1);
+            Ok(Response { status: 403, ..Default::default() })
+        }
+    }
+    let f = Forbidden(Cell::new(0));
+    let e = block_on(open(&f, "mem://x/a", OpenOptions::default())).err().unwrap();
+    assert_eq!(e.code, ErrorCode::HttpError, "{e}");
+    assert_eq!(f.0.get(), 1, "a 403 is not retried");
+    assert!(asked <= 4, "one request per metadata name, none repeated: {asked}");
+}
+
+#[test]
+fn a_wrong_range_is_asked_again_once_then_an_error() {
+    let c = Faulty::transient(0.0, 1);
+    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+    block_on(read_chunk(&a, &c, &[0, 0])).unwrap(); // the index
+    let c = Faulty::permanent(Fault::WrongRange);
+    let e = block_on(read_chunk(&a, &c, &[0, 2])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
+    assert!(e.message.contains("twice"), "{e}");
+    assert_eq!(c.requests.get(), 2, "asked twice, then an error — never data");
+}
+
+#[test]
+fn checksum_mismatches_are_reported_not_retried_and_forgotten_when_healed() {
+    let path = "zp/shard_gzip_end";
+    let good = Faulty::transient(0.0, 1);
+    let a = open_array(&good, path, Config::default()).unwrap();
+    let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
+    // A server sending one wrong byte in each shard's index (its last bytes).
+    let bad = Faulty::transient(0.0, 1);
+    let a = open_array(&bad, path, Config::default()).unwrap();
+    let size = std::fs::metadata(root().join("data").join(path).join("c/0/0")).unwrap().len() as usize;
+    bad.corrupt.borrow_mut().push(("/c/".into(), size - 6));
+    let e = block_on(read_chunk(&a, &bad, &[0, 0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
+    assert_eq!(a.stats().store.retries, 0);
+    // Healed: the same array reads the writer's values (nothing wrong was kept).
+    bad.corrupt.borrow_mut().clear();
+    let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
+    assert_eq!(got.bytes, want.bytes);
+}
+
+#[test]
+fn wrong_bytes_in_a_chunk_are_forgotten_when_healed() {
+    let path = "zp/shard_gzip_end";
+    let good = Faulty::transient(0.0, 1);
+    let a = open_array(&good, path, Config::default()).unwrap();
+    let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
+    let bad = Faulty { ignore_range: true, ..Faulty::transient(0.0, 1) };
+    let a = open_array(&bad, path, Config::default()).unwrap();
+    // Wrong bytes in one object, downloaded whole (the server ignores Range) and cached.
+    bad.corrupt.borrow_mut().extend((0..64).map(|i| ("/c/0/0".to_string(), 20 + i)));
+    let e = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).map(|r| r.bytes == want.bytes);
+    assert!(e.is_err(), "wrong bytes are an error, never data: {:?}", e.map(|_| "data"));
+    bad.corrupt.borrow_mut().clear();
+    let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
+    assert!(got.bytes == want.bytes, "a whole object with wrong bytes is not served from the cache");
+}
+
+#[test]
+fn a_corrupt_index_entry_fails_its_chunk_only() {
+    let path = "ts/shard_start_nocrc"; // 4×4 inner chunks per shard, the index first, no checksum
+    let good = Faulty::transient(0.0, 1);
+    let a = open_array(&good, path, Config::default()).unwrap();
+    let bad = Faulty::transient(0.0, 1);
+    // The first entry's offset, byte 5: 2^40 bytes further, far past the object's end.
+    bad.corrupt.borrow_mut().push(("/c/0/0".into(), 5));
+    let b = open_array(&bad, path, Config::default()).unwrap();
+    let e = block_on(read_chunk(&b, &bad, &[0, 0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
+    assert!(e.message.contains("c/0/0"), "{e}");
+    for y in 1..4 {
+        let want = block_on(read_chunk(&a, &good, &[0, y])).unwrap();
+        assert!(block_on(read_chunk(&b, &bad, &[0, y])).unwrap().bytes == want.bytes, "chunk (0, {y})");
+    }
+}
+
+/// A server that ignores Range, over one synthetic array: `SHARDS` shards of `SHARD` bytes
+/// (uint8, raw inner chunks of `INNER` bytes, the index at the end), made on the fly.
+struct Ignorer {
+    requests: Cell<u64>,
+    bytes: Cell<u64>,
+}
+
+const SHARD: u64 = 8 << 20;
+const SHARDS: u64 = 16;
+const INNER: u64 = 128 << 10;
+
+fn value(i: u64) -> u8 {
+    (i % 251) as u8 ^ (i >> 17) as u8
+}
+
+impl HttpClient for Ignorer {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        YieldOnce(false).await;
+        self.requests.set(self.requests.get() + 1);
+        let key = req.url.strip_prefix("mem://big/a/").unwrap();
+        let body = if key == "zarr.json" {
+            format!(
+                r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
+                "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[{SHARD}]}}}},
+                "chunk_key_encoding":{{"name":"default"}},"fill_value":0,
+                "codecs":[{{"name":"sharding_indexed","configuration":{{"chunk_shape":[{INNER}],
+                "codecs":[{{"name":"bytes"}}],"index_codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}]}}}}]}}"#,
+                SHARD * SHARDS
+            )
+            .into_bytes()
+        } else if let Some(s) = key.strip_prefix("c/").and_then(|s| s.parse::<u64>().ok()) {
+            let mut b: Vec<u8> = (s * SHARD..(s + 1) * SHARD).map(value).collect();
+            for k in 0..SHARD / INNER {
+                b.extend_from_slice(&(k * INNER).to_le_bytes());
+                b.extend_from_slice(&INNER.to_le_bytes());
+            }
+            b
+        } else {
+            return Ok(Response { status: 404, ..Default::default() });
+        };
+        self.bytes.set(self.bytes.get() + body.len() as u64);
+        Ok(Response { status: 200, content_length: Some(body.len() as u64), body, ..Default::default() })
+    }
+}
+
+/// Pending once, so that concurrent reads really overlap.
+struct YieldOnce(bool);
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Issue 14: with objects far larger than `cacheBytes`, every chunk used to download its whole
+/// shard again (138.5 GB moved for a 1 GiB array). Scaled down 8×: 128 MiB, 8 MiB shards.
+#[test]
+fn a_server_that_ignores_range_sends_each_shard_once_whatever_the_cache() {
+    let total = SHARD * SHARDS;
+    let index = SHARD / INNER * 16;
+    let config = Config { cache_bytes: 1 << 20, ..Config::default() };
+    let open_big = |c: &Ignorer| match block_on(open(
+        c,
+        "mem://big/a",
+        OpenOptions { config: config.clone(), ..Default::default() },
+    )) {
+        Ok(Opened::Array(a)) => *a,
+        _ => panic!("open"),
+    };
+    // 1. One region per shard, one after another.
+    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let a = open_big(&c);
+    for s in 0..SHARDS {
+        let r = block_on(read_region(&a, &c, &[Sel::Range(s * SHARD, (s + 1) * SHARD)])).unwrap();
+        assert!(r.bytes.iter().enumerate().step_by(4093).all(|(i, &v)| v == value(s * SHARD + i as u64)));
+    }
+    assert!(a.range_ignored());
+    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard");
+    assert!(c.bytes.get() <= total + total / 10, "{} bytes moved for {total}", c.bytes.get());
+    // 2. Every chunk at once, each its own read (a viewer's getChunk calls).
+    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let a = open_big(&c);
+    let coords: Vec<[u64; 1]> = (0..total / INNER).map(|k| [k]).collect();
+    let reads = coords.iter().map(|k| read_chunk(&a, &c, k));
+    let chunks = block_on(futures_util::future::join_all(reads));
+    for (k, got) in chunks.into_iter().enumerate() {
+        let got = got.unwrap();
+        assert_eq!(got.bytes[7], value(k as u64 * INNER + 7));
+    }
+    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard");
+    assert_eq!(c.bytes.get() - c.bytes.get() % (SHARD + index), SHARDS * (SHARD + index));
+}
