@@ -18,6 +18,10 @@
 //                     run and order square (a before/after comparison of a change)
 //   --out FILE        results file (default bench/results/<date>.json; never overwritten)
 //   --no-save         print only
+//   --link MS:MBPS    serve the data over a simulated link (tests/server.mjs --latency-ms/--mbps):
+//                     every answer waits MS (one round trip), all bodies share MBPS Mbit/s; the
+//                     table then gives each run against the link floor (bytes ÷ bandwidth +
+//                     3 round trips: metadata, index, data)
 //
 // What it does: generates the datasets when missing (bench/generate.py in the venv
 // $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt), builds pkg/ when
@@ -70,6 +74,11 @@ function parseArgs(argv) {
     else if (a === "--baseline") o.baseline = path.resolve(next());
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
+    else if (a === "--link") {
+      const [ms, mbps] = next().split(":").map(Number);
+      if (!(ms >= 0) || !(mbps > 0)) throw new Error("--link wants MS:MBPS, e.g. 40:200");
+      o.link = { latencyMs: ms, mbps };
+    }
     else throw new Error(`unknown argument ${a} (see the header of bench/run.mjs)`);
   }
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
@@ -276,7 +285,7 @@ async function main() {
   );
 
   const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) } });
-  const dataServer = await startServer({ root: { "/data": dataDir } });
+  const dataServer = await startServer({ root: { "/data": dataDir }, link: opt.link });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   const query = [
     ...(opt.pkg ? [`pkg=${encodeURIComponent(`${pageServer.url}/altpkg`)}`] : []),
@@ -510,6 +519,16 @@ async function main() {
     const b = rows.find((r) => r.dataset === dataset && r.workload === workload && r.lib === vs);
     return a?.medianMs && b?.medianMs ? b.medianMs / a.medianMs : null;
   };
+  if (opt.link) {
+    // The link floor: the fewest bytes any library moved for this dataset × workload at the
+    // link's bandwidth, plus three round trips (metadata, index, data).
+    for (const r of rows) {
+      const peers = rows.filter((x) => x.dataset === r.dataset && x.workload === r.workload && x.n > 0 && x.bytes > 0);
+      const bytes = Math.min(...peers.map((x) => x.bytes));
+      r.floorMs = (bytes * 8) / (opt.link.mbps * 1000) + 3 * opt.link.latencyMs;
+      if (r.medianMs) r.vsFloor = r.medianMs / r.floorMs;
+    }
+  }
   for (const r of rows) {
     // Throughput ratio (= zarrita ms / shardfetch ms): > 1 means shardfetch is faster.
     if (r.lib.startsWith("shardfetch")) {
@@ -520,15 +539,15 @@ async function main() {
 
   const fmt = (x, d = 1) => (x == null ? "–" : x.toFixed(d));
   const lines = [];
-  lines.push("| dataset | workload | library | median ms (min–max) | MiB/s | requests (HEAD) | MiB transferred (re-read) | long tasks ms | sf/zarrita | sf/zarrita-tuned | ok |");
-  lines.push("|---|---|---|---|---|---|---|---|---|---|---|");
+  lines.push(`| dataset | workload | library | median ms (min–max) | MiB/s | requests (HEAD, preflights) | MiB transferred (re-read) | long tasks ms | sf/zarrita | sf/zarrita-tuned |${opt.link ? " × link floor (floor ms) |" : ""} ok |`);
+  lines.push(`|---|---|---|---|---|---|---|---|---|---|${opt.link ? "---|" : ""}---|`);
   for (const r of rows) {
     if (r.n === 0) {
       lines.push(`| ${r.dataset} | ${r.workload} | ${r.lib} | failed ${r.failed}× (${r.error}) | | ${r.requests} | ${fmt(r.bytes / 2 ** 20, 2)} | | | | |`);
       continue;
     }
     lines.push(
-      `| ${r.dataset} | ${r.workload} | ${r.lib} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.mbps)} | ${r.requests}${r.heads ? ` (${r.heads})` : ""} | ${fmt(r.bytes / 2 ** 20, 2)}${r.rereadBytes ? ` (${fmt(r.rereadBytes / 2 ** 20, 2)})` : ""} | ${fmt(r.longTaskMs, 0)} | ${r.vsZarrita ? fmt(r.vsZarrita, 2) + "×" : ""} | ${r.vsZarritaTuned ? fmt(r.vsZarritaTuned, 2) + "×" : ""} | ${r.allCorrect ? "✓" : "✗"}${r.failed ? ` (${r.failed} failed)` : ""} |`,
+      `| ${r.dataset} | ${r.workload} | ${r.lib} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.mbps)} | ${r.requests}${r.heads || r.preflights ? ` (${r.heads ?? 0}, ${r.preflights ?? 0})` : ""} | ${fmt(r.bytes / 2 ** 20, 2)}${r.rereadBytes ? ` (${fmt(r.rereadBytes / 2 ** 20, 2)})` : ""} | ${fmt(r.longTaskMs, 0)} | ${r.vsZarrita ? fmt(r.vsZarrita, 2) + "×" : ""} | ${r.vsZarritaTuned ? fmt(r.vsZarritaTuned, 2) + "×" : ""} |${opt.link ? ` ${r.vsFloor ? fmt(r.vsFloor, 2) + "×" : ""} (${fmt(r.floorMs, 0)}) |` : ""} ${r.allCorrect ? "✓" : "✗"}${r.failed ? ` (${r.failed} failed)` : ""} |`,
     );
   }
   console.log(`\n${lines.join("\n")}\n`);
@@ -582,6 +601,7 @@ async function main() {
       windows: "20 windows of 512×512 read one after another with get(); 3-D: one whole z plane (512×512) each",
       cold: `fresh browser context per run, the library alone loaded ${COLD_SETTLE_MS} ms before: open + first inner chunk (lazy compilation and codec loading included)`,
       requests: "GET + HEAD answered by the data server (its request log); CORS preflights counted apart",
+      link: opt.link ? `${opt.link.latencyMs} ms per answer, ${opt.link.mbps} Mbit/s shared (tests/server.mjs)` : "loopback",
       ratio: "zarrita median ms / shardfetch median ms (> 1: shardfetch faster)",
     },
     datasets: Object.fromEntries(

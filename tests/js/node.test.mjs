@@ -686,14 +686,22 @@ test("first open: the metadata request goes out while the module compiles, and i
   assert.equal(r2.before, 0);
 });
 
-test("getChunk calls made in the same task share requests; a get of one shard is index + 1", async () => {
+test("getChunk calls made in the same task share requests; a whole shard is one plain GET", async () => {
   const c = caseByName("zp_shard_gzip_end");
   const expected = await loadExpected(c.expected);
   const cf = countingFetch();
-  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
+  const whole = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
   cf.calls.length = 0;
   const coords = [];
   for (let y = 0; y < 4; y++) for (let x = 0; x < 4; x++) coords.push([y, x]);
+  // Every chunk of shard (0, 0), its index unknown: the whole object, no Range (no preflight).
+  await Promise.all(coords.map((xy) => whole.getChunk(xy)));
+  assert.equal(cf.calls.length, 1, JSON.stringify(cf.calls));
+  assert.equal(cf.calls[0].range, null);
+  whole.close();
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
+  cf.calls.length = 0;
+  coords.shift(); // all but one: the index, then one merged read
   const results = await Promise.all(coords.map((xy) => arr.getChunk(xy)));
   assert.equal(cf.calls.length, 2, `index + one merged read: ${JSON.stringify(cf.calls.map((k) => k.range))}`);
   for (const [i, xy] of coords.entries()) {

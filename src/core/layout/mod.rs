@@ -34,6 +34,11 @@ pub trait Layout {
     /// The storage object's chunk shape, when chunks are sharded on a regular grid.
     fn shard_shape(&self) -> Option<Vec<u64>>;
     fn locate(&self, coords: &[u64]) -> Result<Located>;
+    /// How many read chunks the storage object holding chunk `coords` has room for (within
+    /// the array), when the layout knows: a read wanting all of them wants the whole object.
+    fn chunks_in_object(&self, _coords: &[u64]) -> Option<u64> {
+        None
+    }
     /// Decode the stored bytes of read chunk `coords` into little-endian elements.
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded>;
     /// Whether decoding is real work (decompression, checksums), worth a worker: moving

@@ -85,6 +85,19 @@ impl Layout for ZarrLayout {
         Ok(Located { key, levels })
     }
 
+    fn chunks_in_object(&self, coords: &[u64]) -> Option<u64> {
+        if self.levels.is_empty() {
+            return None; // the object is the chunk
+        }
+        let outer = self.outer.find(&self.read.origin(coords));
+        let (lo, extent) = (self.outer.origin(&outer), self.outer.clipped(&outer));
+        // Inner chunk boundaries fall on shard boundaries: count the chunks in the shard's span.
+        self.read.axes.iter().zip(lo.iter().zip(&extent)).try_fold(1u64, |n, (axis, (&a, &e))| {
+            let last = a.checked_add(e)?.checked_sub(1)?;
+            n.checked_mul(axis.find(last) - axis.find(a) + 1)
+        })
+    }
+
     fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
         self.chain.decode(bytes, &self.read.full(coords))
     }

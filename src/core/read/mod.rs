@@ -17,13 +17,14 @@ use crate::core::nd::c_strides;
 use crate::core::shard::{locate, ByteSpan, IndexFormat};
 use crate::core::storage::{self, ByteRange, HttpClient, Store};
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use assemble::Assembly;
-use core::cell::Cell;
-use futures_util::stream::{self, StreamExt};
+use core::cell::{Cell, RefCell};
+use futures_util::stream::{self, StreamExt, TryStreamExt};
 use plan::{Plan, Sel, Want};
 
 /// How many chunks a read locates at once.
@@ -196,51 +197,82 @@ impl Array {
     }
 
     /// Read the pieces of `plan`, handing each to `each` as its bytes arrive: decoded here
-    /// when `decode`, else as stored (for a decoder elsewhere). Every chunk is located first
-    /// (index reads are shared), then the store reads all their spans together, with as few
-    /// requests as neighbours allow. An error from `each` stops the read.
+    /// when `decode`, else as stored (for a decoder elsewhere). Chunks are grouped by the object
+    /// holding them; each object's chunks are located (its index read once, shared) and then
+    /// their spans read together, merged by the store — objects in parallel, so that one
+    /// object's data flows while another's index is still on its way. An error from `each`
+    /// stops the read.
     pub async fn read<C: HttpClient>(
         &self,
         c: &C,
         plan: &Plan,
         decode: bool,
-        mut each: impl FnMut(usize, Result<Got>) -> Result<()>,
+        each: impl FnMut(usize, Result<Got>) -> Result<()>,
     ) -> Result<()> {
         // A server that ignores Range sends whole objects: this batch downloads each once.
         let _pin = self.store.pin();
+        let each = RefCell::new(each);
+        let emit = |i: usize, got: Result<Got>| (each.borrow_mut())(i, got);
         let grid = self.grid();
-        let mut valid = Vec::new();
+        let mut objects: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, p) in plan.pieces.iter().enumerate() {
-            if grid.contains(&p.coords) {
-                // A chunk above the limit is refused before its bytes are asked for.
-                match self.check_size(&p.coords, &grid.full(&p.coords)) {
-                    Ok(_) => valid.push(i),
-                    Err(e) => each(i, Err(e))?,
-                }
-            } else {
+            if !grid.contains(&p.coords) {
                 let why = format!("{}: chunk {:?} is outside the chunk grid {:?}", self.url, p.coords, grid.count());
-                each(i, Err(Error::new(ErrorCode::InvalidSelection, why)))?;
+                emit(i, Err(Error::new(ErrorCode::InvalidSelection, why)))?;
+                continue;
+            }
+            // A chunk above the limit is refused before its bytes are asked for.
+            if let Err(e) = self.check_size(&p.coords, &grid.full(&p.coords)) {
+                emit(i, Err(e))?;
+                continue;
+            }
+            match self.layout.locate(&p.coords) {
+                Ok(at) => objects.entry(self.key_url(&at.key)).or_default().push(i),
+                Err(e) => emit(i, Err(e.at(&self.url)))?,
             }
         }
-        // 1. Where every chunk is.
+        let reads = objects.into_iter().map(|(url, members)| self.read_object(c, plan, decode, url, members, &emit));
+        stream::iter(reads).buffer_unordered(CONCURRENCY).try_collect::<Vec<()>>().await.map(drop)
+    }
+
+    /// The chunks `members` of `plan`, all in the object at `url`: located, then read together.
+    async fn read_object<C: HttpClient>(
+        &self,
+        c: &C,
+        plan: &Plan,
+        decode: bool,
+        url: String,
+        members: Vec<usize>,
+        emit: &impl Fn(usize, Result<Got>) -> Result<()>,
+    ) -> Result<()> {
+        // Every chunk of a shard wanted and nothing known of it yet: one plain GET of the whole
+        // object (no Range header: no CORS preflight, no index round trip first); its index
+        // and chunks are cut from it. (With its index known, one ranged read serves as well.)
+        let first = &plan.pieces[members[0]].coords;
+        let whole = self.layout.chunks_in_object(first) == Some(members.len() as u64)
+            && !self.store.range_ignored()
+            && !self.store.knows(&url);
+        let _held = if whole { self.store.hold_whole(c, &url).await } else { None };
         let mut located: Vec<(usize, Result<(String, Option<ByteSpan>)>)> =
-            stream::iter(valid.iter().map(|&i| async move { (i, self.locate(c, &plan.pieces[i].coords).await) }))
+            stream::iter(members.iter().map(|&i| async move { (i, self.locate(c, &plan.pieces[i].coords).await) }))
                 .buffer_unordered(CONCURRENCY)
                 .collect()
                 .await;
         located.sort_by_key(|(i, _)| *i);
-        // 2. Their spans, read together.
         let mut wanted: Vec<(String, ByteRange)> = Vec::new();
         let mut owner: Vec<usize> = Vec::new();
         for (i, r) in located {
             match r {
-                Err(e) => each(i, Err(e))?,
-                Ok((_, None)) => each(i, Ok(Got::Absent))?,
-                Ok((url, Some(span))) => {
-                    wanted.push((url, span.range()));
+                Err(e) => emit(i, Err(e))?,
+                Ok((_, None)) => emit(i, Ok(Got::Absent))?,
+                Ok((at, Some(span))) => {
+                    wanted.push((at, span.range()));
                     owner.push(i);
                 }
             }
+        }
+        if wanted.is_empty() {
+            return Ok(());
         }
         let mut seen = alloc::vec![false; wanted.len()];
         let r = self
@@ -251,14 +283,13 @@ impl Array {
                 let got = match got {
                     Ok(None) => Ok(Got::Absent),
                     Ok(Some(bytes)) if decode => {
-                        let url = &wanted[k].0;
-                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url));
-                        r.inspect_err(|e| self.distrust(url, e))
+                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(&url));
+                        r.inspect_err(|e| self.distrust(&url, e))
                     }
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),
                 };
-                each(i, got)
+                emit(i, got)
             })
             .await;
         let failure = match r {
@@ -267,7 +298,7 @@ impl Array {
         };
         for (k, done) in seen.into_iter().enumerate() {
             if !done {
-                each(owner[k], Err(failure.clone()))?;
+                emit(owner[k], Err(failure.clone()))?;
             }
         }
         Ok(())

@@ -141,7 +141,27 @@ pub struct Store {
     /// cache's size, so that no batch downloads one twice.
     pins: Rc<Cell<usize>>,
     pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
+    /// Whole objects read for one object's chunks ([`Store::hold_whole`]), with their holders.
+    wholes_held: Rc<RefCell<BTreeMap<String, (Rc<Vec<u8>>, usize)>>>,
     stats: Cell<Stats>,
+}
+
+/// Serves reads of one object from its whole bytes until dropped.
+pub struct HeldWhole {
+    url: String,
+    held: Rc<RefCell<BTreeMap<String, (Rc<Vec<u8>>, usize)>>>,
+}
+
+impl Drop for HeldWhole {
+    fn drop(&mut self) {
+        let mut held = self.held.borrow_mut();
+        if let Some((_, n)) = held.get_mut(&self.url) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.url);
+            }
+        }
+    }
 }
 
 /// Holds whole objects for a batch of reads; the last one dropped lets them go.
@@ -171,6 +191,7 @@ impl Store {
             wholes: Dedup::default(),
             pins: Rc::new(Cell::new(0)),
             pinned: Rc::new(RefCell::new(BTreeMap::new())),
+            wholes_held: Rc::new(RefCell::new(BTreeMap::new())),
             stats: Cell::new(Stats::default()),
         }
     }
@@ -179,6 +200,37 @@ impl Store {
     pub fn pin(&self) -> Pin {
         self.pins.set(self.pins.get() + 1);
         Pin { pins: self.pins.clone(), pinned: self.pinned.clone() }
+    }
+
+    /// Read the whole object at `url` with one plain GET and serve every read of it from
+    /// those bytes while the guard lives (not cached beyond it). `None` when that did not work
+    /// (absent, too large, failed): reads then go their usual way and meet the cause there.
+    pub async fn hold_whole<C: HttpClient>(&self, c: &C, url: &str) -> Option<HeldWhole> {
+        let guard = |bytes: Option<Rc<Vec<u8>>>| {
+            let mut held = self.wholes_held.borrow_mut();
+            match (held.get_mut(url), bytes) {
+                (Some((_, n)), _) => *n += 1,
+                (None, Some(b)) => {
+                    held.insert(url.to_string(), (b, 1));
+                }
+                (None, None) => return None,
+            }
+            Some(HeldWhole { url: url.to_string(), held: self.wholes_held.clone() })
+        };
+        if self.wholes_held.borrow().contains_key(url) {
+            return guard(None);
+        }
+        if let Some(w) = self.whole_held(url) {
+            return guard(Some(w));
+        }
+        match self.fetch(c, url, ByteRange::Full).await {
+            Ok(Some(f)) => guard(Some(Rc::new(f.bytes))),
+            Ok(None) => {
+                self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+                None
+            }
+            Err(_) => None,
+        }
     }
 
     /// Whether the server answered a ranged request with the whole object.
@@ -190,6 +242,9 @@ impl Store {
     fn whole_held(&self, url: &str) -> Option<Rc<Vec<u8>>> {
         if let Some(Entry::Object(w)) = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object)) {
             return Some(w);
+        }
+        if let Some((w, _)) = self.wholes_held.borrow().get(url) {
+            return Some(w.clone());
         }
         self.pinned.borrow().get(url).cloned()
     }
@@ -221,6 +276,12 @@ impl Store {
         let mut s = self.stats.get();
         f(&mut s);
         self.stats.set(s);
+    }
+
+    /// Whether anything about the object at `url` is cached (its index, bytes, absence).
+    pub fn knows(&self, url: &str) -> bool {
+        let lo = (url.to_string(), Slot::Object);
+        self.cache.borrow().keys_from(&lo).next().is_some_and(|k| k.0 == url) || self.whole_held(url).is_some()
     }
 
     /// Drop everything cached about the object at `url` (its bytes, derived values).
