@@ -19,6 +19,9 @@ rm -rf "$OUT"
 mkdir -p "$OUT/wasm"
 wasm-bindgen --target web --out-dir "$OUT/wasm" --out-name shardfetch "$WASM_IN"
 
+echo "[build] glue factory (a trapped module can be replaced)"
+node scripts/glue-factory.mjs "$OUT/wasm"
+
 echo "[build] wasm-opt -O3"
 # Features: what rustc enables by default for wasm32-unknown-unknown (binaryen also reads the
 # module's target_features section). Keep in sync if rustc's defaults change.
@@ -34,7 +37,7 @@ node_modules/.bin/tsc -p pkg-template/tsconfig.json --emitDeclarationOnly
 # the warm-up past a first open). The wasm glue stays one shared module.
 echo "[build] esbuild: index.js, worker.js, warm.js"
 node_modules/.bin/esbuild pkg-template/src/index.ts pkg-template/src/worker.ts pkg-template/src/warm.ts \
-  --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./wasm/shardfetch.js --external:'node:*' --log-level=warning
+  --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./wasm/shardfetch.js --external:./wasm/factory.js --external:'node:*' --log-level=warning
 cp pkg-template/package.json pkg-template/README.md "$OUT/"
 
 echo "[build] verify the optimised module loads"

@@ -7,7 +7,8 @@
 import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
 import type { ArrayData, ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
 import { checkSignal, raceAbort, ShardfetchError, toError } from "./errors.js";
-import { initialize } from "./module.js";
+import { api, initialize, moduleGeneration, unlessTrapped } from "./module.js";
+import { wasmOptions } from "./early.js";
 import { ctorFor, toResult, type TypedArrayCtor } from "./typed.js";
 import { ChunkCache } from "./chunk-cache.js";
 import { ChunkBatcher } from "./batch.js";
@@ -50,6 +51,9 @@ export class ShardedArray {
   readonly dimensionNames: readonly (string | null)[] | null;
 
   #handle: WasmArray | null;
+  /** The module instance the handle belongs to, and what rebuilds it in a new one. */
+  #generation: number;
+  readonly #state: string;
   readonly #options: OpenOptions;
   readonly #chunkCache: ChunkCache | null;
   readonly #batch: ChunkBatcher;
@@ -60,6 +64,8 @@ export class ShardedArray {
   /** @internal Use {@link openArray} or {@link open}. */
   constructor(handle: WasmArray, meta: WasmArrayMeta, options: OpenOptions = {}) {
     this.#handle = handle;
+    this.#generation = moduleGeneration();
+    this.#state = handle.state();
     this.#options = options;
     this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
     this.decoding = new Decoding(options.workers, meta);
@@ -87,9 +93,18 @@ export class ShardedArray {
     return this.shape.length;
   }
 
-  /** @internal The module's array; throws once closed. */
+  /**
+   * @internal The module's array; throws once closed. After the module was replaced (it
+   * trapped), the array is rebuilt in the new one from its metadata, without a request.
+   */
   handle(): WasmArray {
     if (this.#handle === null) throw new ShardfetchError("Closed", `array ${this.url} was closed`);
+    if (this.#generation !== moduleGeneration()) {
+      const { signal: _s, ...options } = wasmOptions(this.#options);
+      void _s;
+      this.#handle = api().reopenArray(this.#state, options);
+      this.#generation = moduleGeneration();
+    }
     return this.#handle;
   }
 
@@ -150,7 +165,7 @@ export class ShardedArray {
       region = this.handle().region(sel);
       const pool = this.decoding.pool();
       const read = this.#readRegion(region, pool, signal, options.priority ?? 0);
-      await raceAbort(read, signal);
+      await raceAbort(unlessTrapped(read), signal);
       return toResult(region.finish(), this.ctor) as ChunkResult<T>;
     } catch (e) {
       throw toError(e);

@@ -7,6 +7,7 @@ import type { WasmArray, WasmChunk, WasmChunkItem } from "./wasm/shardfetch.js";
 import type { ArrayData, ChunkResult } from "./types.js";
 import type { Decoding } from "./decoding.js";
 import { toError } from "./errors.js";
+import { unlessTrapped } from "./module.js";
 import { toResult, type TypedArrayCtor } from "./typed.js";
 
 interface Pending {
@@ -92,8 +93,13 @@ export class ChunkBatcher {
     const priority = Math.max(...batch.map((p) => p.priority));
     const list = batch.map((p) => p.coords);
     const failRest = (e: unknown) => batch.forEach((p, i) => reported.has(i) || p.reject(toError(e)));
-    handle
-      .readChunks(list, !pool, ctl.signal, priority, onChunk)
+    let reading: Promise<void>;
+    try {
+      reading = unlessTrapped(handle.readChunks(list, !pool, ctl.signal, priority, onChunk));
+    } catch (e) {
+      reading = Promise.reject(e);
+    }
+    reading
       .then(() => failRest({ code: "Internal", message: "chunk was never read" }), failRest)
       .finally(() => {
         this.#reading--;

@@ -2,7 +2,8 @@
  * {@link Group}: an opened group; its children open as the group's format, without probing.
  * @packageDocumentation
  */
-import { childPath, type WasmGroupMeta } from "./wasm/shardfetch.js";
+import type { WasmGroupMeta } from "./wasm/shardfetch.js";
+import { api, initialize } from "./module.js";
 import type { ShardedArray } from "./array.js";
 import type { Format, OpenOptions } from "./types.js";
 import { ShardfetchError } from "./errors.js";
@@ -46,8 +47,9 @@ export class Group {
   }
 
   /** Open a child node (path relative to this group); options default to the group's. */
-  open(child: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
-    const path = childPath(this.#path, childPath(child, options.path ?? ""));
+  async open(child: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+    await initialize();
+    const path = api().childPath(this.#path, api().childPath(child, options.path ?? ""));
     return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path });
   }
 }

@@ -13,6 +13,8 @@ export { ShardedArray } from "./array.js";
 export { Group } from "./group.js";
 export { ShardfetchError, type ErrorCode } from "./errors.js";
 export { initialize } from "./module.js";
+/** @internal Tests only (see module.ts). */
+export { trapForTesting as __trapForTesting } from "./module.js";
 export { setAutoWarmUp, warmUp, type WarmUpReport } from "./warmup.js";
 export type {
   ArrayStats,

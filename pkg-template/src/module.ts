@@ -1,15 +1,30 @@
 /**
  * Loading the WebAssembly module: compiled once (streaming where served as `application/wasm`),
- * kept to start workers without compiling again, instantiated on this thread.
+ * kept to start workers without compiling again, instantiated on this thread — and
+ * instantiated again if it traps (a bug: nothing a caller sends should make it trap). Reads
+ * under way then reject with `Internal`; arrays reopen from their metadata on their next use.
  * @internal
  */
-import init from "./wasm/shardfetch.js";
-import { errorMessage, ShardfetchError } from "./errors.js";
+import { createGlue, type GlueApi } from "./wasm/factory.js";
+import { errorMessage, ShardfetchError, toError } from "./errors.js";
 
 let ready: Promise<void> | undefined;
 let compiled: WebAssembly.Module | undefined;
+let glue: GlueApi | undefined;
 let loaded = false;
+/** Counts instances: an array made by an earlier one is reopened before use. */
+let generation = 0;
 const onLoad: (() => void)[] = [];
+
+/** Settles (rejects) when the current instance traps. */
+let trap = deferredTrap();
+
+function deferredTrap(): { promise: Promise<never>; reject: (e: unknown) => void } {
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<never>((_, r) => (reject = r));
+  promise.catch(() => undefined);
+  return { promise, reject };
+}
 
 export function isNode(): boolean {
   return typeof process !== "undefined" && typeof process.versions?.node === "string";
@@ -31,11 +46,37 @@ async function compileWasm(): Promise<WebAssembly.Module> {
   }
 }
 
-async function load(): Promise<void> {
-  compiled = await compileWasm();
-  await init({ module_or_path: compiled });
+async function instantiate(module: WebAssembly.Module): Promise<void> {
+  const gen = generation;
+  const g = createGlue((e) => trapped(gen, e));
+  await g.default({ module_or_path: module });
+  glue = g;
   loaded = true;
   for (const f of onLoad) f();
+}
+
+async function load(): Promise<void> {
+  compiled ??= await compileWasm();
+  await instantiate(compiled);
+}
+
+/** The instance of generation `gen` trapped: fail what waits on it, start a new one. */
+function trapped(gen: number, e: unknown): void {
+  if (gen !== generation) return;
+  generation++;
+  glue = undefined;
+  loaded = false;
+  const failed = trap;
+  trap = deferredTrap();
+  failed.reject(
+    new ShardfetchError(
+      "Internal",
+      `the shardfetch WebAssembly module stopped on a bug (${errorMessage(e)}); it was restarted and open arrays reopen from their metadata — please report this`,
+      { cause: e },
+    ),
+  );
+  ready = undefined;
+  void initialize().catch(() => undefined);
 }
 
 /**
@@ -54,6 +95,22 @@ export function initialize(): Promise<void> {
   return ready;
 }
 
+/** The module's exports on this thread (after {@link initialize}). */
+export function api(): GlueApi {
+  if (glue === undefined) throw new ShardfetchError("Internal", "the shardfetch WebAssembly module is not loaded");
+  return glue;
+}
+
+/** Which instance is current: objects from an earlier one must be rebuilt. */
+export function moduleGeneration(): number {
+  return generation;
+}
+
+/** `work` (a promise of the current instance), rejected with `Internal` if the instance traps first. */
+export function unlessTrapped<T>(work: Promise<T>): Promise<T> {
+  return Promise.race([work, trap.promise]);
+}
+
 /** The compiled module, once loaded (for workers: they instantiate it without compiling). */
 export function wasmModule(): WebAssembly.Module | undefined {
   return compiled;
@@ -67,4 +124,18 @@ export function isLoaded(): boolean {
 /** Run `f` each time the module has loaded on this thread. */
 export function whenLoaded(f: () => void): void {
   onLoad.push(f);
+}
+
+/**
+ * Tests only: make the module trap as a bug would (`unreachable`) — at once, or `later` from
+ * inside a read-like task — to check that it is replaced and arrays keep working.
+ */
+export async function trapForTesting(later = false): Promise<void> {
+  await initialize();
+  const g = api();
+  try {
+    await (later ? unlessTrapped(g.trapForTest(true)) : g.trapForTest(false));
+  } catch (e) {
+    throw toError(e);
+  }
 }

@@ -2,10 +2,10 @@
  * The entry points: {@link open} and {@link openArray}.
  * @packageDocumentation
  */
-import { openNode, WasmArray, type WasmGroup } from "./wasm/shardfetch.js";
+import type { WasmArray, WasmGroup } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { checkSignal, ShardfetchError, toError } from "./errors.js";
-import { initialize } from "./module.js";
+import { api, initialize, unlessTrapped } from "./module.js";
 import { earlyMetadataRequest, wasmOptions } from "./early.js";
 import { opens } from "./warmup.js";
 import { ShardedArray } from "./array.js";
@@ -26,19 +26,21 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
   }
   checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
+  const glue = api();
   try {
-    node = await openNode(String(url), wasmOptions(options, early));
+    node = await unlessTrapped(glue.openNode(String(url), wasmOptions(options, early)));
   } catch (e) {
     throw toError(e);
   }
+  const isArray = (n: WasmArray | WasmGroup): n is WasmArray => n instanceof glue.WasmArray;
   try {
-    if (node instanceof WasmArray) return new ShardedArray(node, node.meta(), options);
+    if (isArray(node)) return new ShardedArray(node, node.meta(), options);
     // A group needs nothing from the wasm side once its metadata is read.
     return new Group(node.meta(), options, open);
   } catch (e) {
     throw toError(e);
   } finally {
-    if (!(node instanceof WasmArray)) node.free();
+    if (!isArray(node)) node.free();
   }
 }
 

@@ -99,6 +99,18 @@ pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Resu
     })
 }
 
+/// The array an earlier [`open`] gave, rebuilt from its [`Array::state`] without a request
+/// (the binding's way back after the module was replaced); caches and counters start afresh.
+pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
+    let config = Config {
+        max_document: options.max_metadata as u64,
+        max_body: options.config.max_body.min(options.max_decoded as u64),
+        ..options.config
+    };
+    let a = Array::from_state(state, Rc::new(Store::new(config)))?;
+    Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded))
+}
+
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format
 /// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
 pub fn first_metadata_url(url: &str, path: &str) -> String {

@@ -179,6 +179,11 @@ impl WasmArray {
         Ok(WasmArray { inner: Rc::new(inner), client: self.client.clone() })
     }
 
+    /// What `reopenArray` rebuilds the array from (after the module was replaced).
+    pub fn state(&self) -> String {
+        self.inner.state()
+    }
+
     /// The metadata documents the array was built from, for a decoding worker's `WasmDecoder`.
     pub fn documents(&self) -> String {
         self.inner.documents().to_json()

@@ -28,6 +28,30 @@ impl Drop for Unlink {
 }
 
 /// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
+/// `AbortSignal.any([a, b])`, where the platform has it.
+fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
+    let ctor = Reflect::get(&js_sys::global(), &"AbortSignal".into()).ok()?;
+    let any = Reflect::get(&ctor, &"any".into()).ok()?.dyn_into::<js_sys::Function>().ok()?;
+    any.call1(&ctor, &js_sys::Array::of2(a, b)).ok()?.dyn_into::<AbortSignal>().ok()
+}
+
+/// Wait `ms` milliseconds (a backoff), or until `signal` aborts.
+pub async fn sleep_until(ms: f64, signal: Option<&AbortSignal>) {
+    let Some(set) = global_fn("setTimeout") else { return };
+    let p = Promise::new(&mut |resolve, _| {
+        let _ = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0)));
+        if let Some(s) = signal {
+            let _ = s.add_event_listener_with_callback("abort", &resolve);
+        }
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+/// Wait `ms` milliseconds.
+pub async fn sleep_ms(ms: f64) {
+    sleep_until(ms, None).await
+}
+
 pub fn now() -> f64 {
     std::thread_local! {
         static PERFORMANCE: Option<(Function, JsValue)> = {
@@ -163,7 +187,14 @@ impl HttpClient for FetchClient {
         Reflect::set(&init, &"headers".into(), &headers).ok();
         // Our own controller: a stall aborts this request alone; the caller's signal aborts it too.
         let ctl = web_sys::AbortController::new().ok();
+        // Both signals in one (`AbortSignal.any`) where the platform has it: a listener per
+        // request on a signal shared by a batch's many requests would pile up (and Node warns).
+        let combined = match (&self.signal, &ctl) {
+            (Some(s), Some(c)) => any_signal(s, &c.signal()),
+            _ => None,
+        };
         let forward = match (&self.signal, &ctl) {
+            _ if combined.is_some() => None,
             (Some(s), Some(c)) => {
                 let c = c.clone();
                 let f = Closure::<dyn FnMut()>::new(move || c.abort());
@@ -173,9 +204,10 @@ impl HttpClient for FetchClient {
             _ => None,
         };
         let _unlink = Unlink(forward);
-        match (&ctl, &self.signal) {
-            (Some(c), _) => Reflect::set(&init, &"signal".into(), &c.signal()).ok(),
-            (None, Some(s)) => Reflect::set(&init, &"signal".into(), s).ok(),
+        match (&combined, &ctl, &self.signal) {
+            (Some(both), _, _) => Reflect::set(&init, &"signal".into(), both).ok(),
+            (None, Some(c), _) => Reflect::set(&init, &"signal".into(), &c.signal()).ok(),
+            (None, None, Some(s)) => Reflect::set(&init, &"signal".into(), s).ok(),
             _ => None,
         };
         let failed = |e: JsValue| {
@@ -271,11 +303,7 @@ impl HttpClient for FetchClient {
     }
 
     async fn sleep(&self, ms: f64) {
-        let Some(set) = global_fn("setTimeout") else { return };
-        let p = Promise::new(&mut |resolve, _| {
-            let _ = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0)));
-        });
-        let _ = JsFuture::from(p).await;
+        sleep_until(ms, self.signal.as_ref()).await
     }
 
     fn now(&self) -> Option<f64> {

@@ -42,6 +42,35 @@ pub fn open_node(url: String, #[wasm_bindgen(unchecked_param_type = "WasmOptions
     })
 }
 
+/// The array `WasmArray.state()` described (by an earlier instance of this module), rebuilt
+/// without a request.
+#[wasm_bindgen(js_name = reopenArray)]
+pub fn reopen_array(
+    state: &str,
+    #[wasm_bindgen(unchecked_param_type = "WasmOptions")] options: JsValue,
+) -> Result<WasmArray, JsValue> {
+    let o = parse_options(&options).map_err(to_js)?;
+    let a = open::reopen(state, o.open).map_err(to_js)?;
+    if let Some(n) = o.max_in_flight {
+        fetch::limiter(a.url()).set_max(n);
+    }
+    Ok(WasmArray::new(a, o.client))
+}
+
+/// Stops this instance of the module with a trap, as a bug would (`unreachable`): for the
+/// wrapper's test that a trapped module is replaced and its arrays reopened. `later`: from
+/// inside a future polled by the executor (where real traps happen) rather than at once.
+#[wasm_bindgen(js_name = trapForTest, unchecked_return_type = "Promise<void>")]
+pub fn trap_for_test(later: bool) -> Promise {
+    if !later {
+        core::arch::wasm32::unreachable();
+    }
+    future_to_promise(async move {
+        fetch::sleep_ms(1.0).await;
+        core::arch::wasm32::unreachable()
+    })
+}
+
 /// A child's path under a group's path (`a/b` + `c` → `a/b/c`).
 #[wasm_bindgen(js_name = childPath)]
 pub fn child_path(group: &str, child: &str) -> String {

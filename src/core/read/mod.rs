@@ -20,7 +20,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use assemble::Assembly;
 use core::cell::{Cell, RefCell};
@@ -91,6 +91,22 @@ impl Array {
         a.decode_ms = self.decode_ms.clone();
         a.max_decoded = self.max_decoded;
         Ok(a)
+    }
+
+    /// What rebuilds this array without a request ([`Array::from_state`]): where its keys
+    /// live, the URL it reports and its documents, as JSON.
+    pub fn state(&self) -> String {
+        serde_json::json!({ "base": self.base, "query": self.query, "url": self.url, "documents": self.docs.to_json() })
+            .to_string()
+    }
+
+    /// The array [`Array::state`] described, read through `store`.
+    pub fn from_state(state: &str, store: Rc<Store>) -> Result<Array> {
+        let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
+        let v: serde_json::Value = serde_json::from_str(state).map_err(|_| bad())?;
+        let text = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(String::from).ok_or_else(bad);
+        let docs = Documents::from_json(&text("documents")?)?;
+        Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
     }
 
     /// Report `url` as the array's URL (keys stay relative to the base).
