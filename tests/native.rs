@@ -375,6 +375,51 @@ fn corrupt_shards_are_typed_errors() {
     let a = open_array(&c, "zp/gzip_crc32c", Config::default()).unwrap();
     let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
+    // A region over it fails too (it once came back with the chunk as fill).
+    let a = open_array(&c, "zp/gzip_crc32c", Config::default()).unwrap();
+    let e = block_on(read_region(&a, &c, &[Sel::All, Sel::All])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
+}
+
+/// A flipped byte in a chunk of every checksummed numcodecs case: a typed error (the checksum's,
+/// or the compressor's when it sits outside), never data; the other chunks still read.
+#[test]
+fn checksummed_filter_chunks_with_a_flipped_byte_are_errors() {
+    let sums = ["crc32", "adler32", "crc32c", "fletcher32", "jenkins_lookup3"];
+    let cases: Vec<Case> = manifest()
+        .0
+        .into_iter()
+        .filter(|k| k.path.starts_with("filters/") && sums.iter().any(|s| k.features.iter().any(|f| f.ends_with(s))))
+        .collect();
+    assert!(cases.len() >= 8, "{} checksummed cases", cases.len());
+    for k in &cases {
+        let dir = root().join("data").join(&k.path);
+        let v3 = dir.join("zarr.json").exists();
+        let first = if v3 { "c/0/0" } else { "0.0" };
+        let flip: Patch = Box::new(move |p, mut b| {
+            if p.ends_with(&format!("/{first}")) && !b.is_empty() {
+                let i = b.len() / 2;
+                b[i] ^= 0x10;
+            }
+            b
+        });
+        let c = FileClient { patch: Some(flip), ..Default::default() };
+        let a = open_array(&c, &k.path, Config::default()).unwrap();
+        // The whole of the first storage object (a shard holds several chunks).
+        let first_object: Vec<Sel> = match &k.shard_shape {
+            Some(s) => s.iter().map(|&n| Sel::Range(0, n)).collect(),
+            None => k.chunk_shape.as_ref().unwrap().iter().map(|&n| Sel::Range(0, n)).collect(),
+        };
+        let e = block_on(read_region(&a, &c, &first_object)).expect_err(&k.name);
+        assert!(
+            matches!(e.code, ErrorCode::ChecksumMismatch | ErrorCode::CorruptChunk | ErrorCode::CorruptShard),
+            "{}: {e}",
+            k.name
+        );
+        let chunk = k.chunk_shape.as_ref().unwrap();
+        let last: Vec<u64> = k.shape.iter().zip(chunk).map(|(s, c)| s.div_ceil(*c) - 1).collect();
+        assert!(block_on(read_chunk(&a, &c, &last)).is_ok(), "{}: the last chunk after a corrupt first", k.name);
+    }
 }
 
 #[test]
@@ -675,4 +720,20 @@ fn sent_ranges(c: &FileClient) -> Vec<(u64, u64)> {
                 .map(|(a, b)| (a.parse().unwrap(), b.parse().unwrap()))
         })
         .collect()
+}
+
+
+/// PCodec is outside the default build: such arrays open only with the feature, and without it
+/// fail with UnsupportedCodec naming it.
+#[test]
+fn pcodec_needs_its_feature() {
+    let c = FileClient::new(Mode::Normal);
+    let r = open_array(&c, "filters/v3_pcodec_i2", Config::default());
+    if cfg!(feature = "pcodec") {
+        assert!(r.is_ok());
+    } else {
+        let Err(e) = r else { panic!("opened without the pcodec feature") };
+        assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
+        assert!(e.message.contains("pcodec") && e.message.contains("feature"), "{e}");
+    }
 }

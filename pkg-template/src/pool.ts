@@ -1,5 +1,6 @@
 /**
- * A pool of decoding Web Workers shared by every array of the page (or worker).
+ * A pool of decoding workers shared by every array of the page (or worker, or Node process):
+ * Web Workers in browsers, `worker_threads` in Node.
  *
  * Chunks handed over in the same task go to the workers as a few messages of many chunks, and
  * each message's chunks resolve together: fewer messages for many small chunks, and callers
@@ -26,14 +27,27 @@ export interface Item {
   hi?: number[];
 }
 
+/** A decoding thread: a Web Worker, or a Node `worker_threads` Worker. */
+interface Thread {
+  postMessage(message: unknown, transfer?: Transferable[]): void;
+  terminate(): unknown;
+  /** Node: whether the thread keeps the process alive (only while it has jobs). */
+  ref?(): void;
+  unref?(): void;
+}
+
 interface Slot {
-  worker: Worker;
+  /** Unset while a Node thread is being created. */
+  worker?: Thread;
   ready: boolean;
   /** Items sent and not answered. */
   jobs: Set<number>;
   /** Arrays whose documents this worker has. */
   known: Set<number>;
 }
+
+/** A worker's message: ready, or the results of one group. */
+type Answer = { ready?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] };
 
 interface Waiting {
   resolve: (d: Decoded) => void;
@@ -43,10 +57,14 @@ interface Waiting {
 /** Chunks of one message at most: a message's chunks resolve together, so not too many. */
 const GROUP = 32;
 
-/** Where the platform can run module workers (browsers, and workers inside them). */
+function onNode(): boolean {
+  const g = globalThis as { process?: { versions?: { node?: string } } };
+  return typeof g.process?.versions?.node === "string";
+}
+
+/** Where the platform runs module workers by default (browsers, and workers inside them). */
 export function workersAvailable(): boolean {
-  const g = globalThis as { Worker?: unknown; process?: { versions?: { node?: string } } };
-  return typeof g.Worker === "function" && typeof g.process?.versions?.node !== "string";
+  return typeof (globalThis as { Worker?: unknown }).Worker === "function" && !onNode();
 }
 
 /** Cores the platform reports (2 where it does not say). */
@@ -90,13 +108,37 @@ export class Pool {
 
   #spawn(): void {
     while (this.#slots.length < this.#want) {
+      const slot: Slot = { ready: false, jobs: new Set(), known: new Set() };
+      this.#slots.push(slot);
+      if (onNode()) {
+        this.#spawnNode(slot);
+        continue;
+      }
+      // The URL literal stays here so that bundlers see the worker and emit it.
       const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module", name: "shardfetch-decoder" });
-      const slot: Slot = { worker, ready: false, jobs: new Set(), known: new Set() };
       worker.onmessage = (ev: MessageEvent) => this.#answer(slot, ev.data);
       worker.onerror = (ev: ErrorEvent) => this.#fail(slot, ev.message || "decoding worker failed");
-      worker.postMessage({ module: this.#module });
-      this.#slots.push(slot);
+      this.#start(slot, worker);
     }
+  }
+
+  /** Node: a `worker_threads` Worker, which keeps the process alive only while it has jobs. */
+  #spawnNode(slot: Slot): void {
+    import(/* webpackIgnore: true */ /* @vite-ignore */ "node:worker_threads").then(
+      (wt) => {
+        const worker = new wt.Worker(new URL("./worker.js", import.meta.url), { name: "shardfetch-decoder" });
+        worker.on("message", (data: unknown) => this.#answer(slot, data as Answer));
+        worker.on("error", (e: Error) => this.#fail(slot, e.message || "decoding worker failed"));
+        worker.unref();
+        this.#start(slot, worker as unknown as Thread);
+      },
+      (e: unknown) => this.#fail(slot, String(e)),
+    );
+  }
+
+  #start(slot: Slot, worker: Thread): void {
+    slot.worker = worker;
+    worker.postMessage({ module: this.#module });
   }
 
   /** Decode chunk `coords` of array `key` (built from `documents`); `[lo, hi)` cuts a box. */
@@ -120,7 +162,7 @@ export class Pool {
   /** Drop array `key`'s decoders. */
   forget(key: number): void {
     for (const s of this.#slots) {
-      if (s.known.delete(key)) s.worker.postMessage({ forget: key });
+      if (s.known.delete(key)) s.worker?.postMessage({ forget: key });
     }
   }
 
@@ -142,12 +184,13 @@ export class Pool {
           message.documents = documents;
           slot.known.add(key);
         }
-        slot.worker.postMessage(message, group.map((it) => it.bytes.buffer));
+        slot.worker?.ref?.();
+        slot.worker?.postMessage(message, group.map((it) => it.bytes.buffer as ArrayBuffer));
       }
     }
   }
 
-  #answer(slot: Slot, m: { ready?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] }): void {
+  #answer(slot: Slot, m: Answer): void {
     if (m.ready) {
       slot.ready = true;
       return;
@@ -160,6 +203,7 @@ export class Pool {
       if (r.error !== undefined) w.reject(r.error);
       else w.resolve(r);
     }
+    if (slot.jobs.size === 0) slot.worker?.unref?.();
   }
 
   #fail(slot: Slot, message: string): void {
@@ -167,7 +211,7 @@ export class Pool {
     // (arrays decode on their own thread from then on) rather than respawning in a loop.
     this.broken = true;
     slot.ready = false;
-    slot.worker.terminate();
+    slot.worker?.terminate();
     for (const id of slot.jobs) {
       this.#waiting.get(id)?.reject({ code: "Internal", message: `decoding worker: ${message}` });
       this.#waiting.delete(id);

@@ -95,9 +95,10 @@ export interface OpenOptions {
   mergeGap?: number;
   mergeMax?: number;
   /**
-   * Web Workers that decode chunks off this thread (each with its own wasm instance; buffers
-   * are transferred, never copied). Default: `hardwareConcurrency - 1` (1 to 4) where module
-   * workers exist (browsers); `false` decodes on this thread, which is what Node does.
+   * Workers that decode chunks off this thread (each with its own wasm instance; buffers are
+   * transferred, never copied): Web Workers in browsers, `worker_threads` in Node. Default:
+   * `hardwareConcurrency - 1` (1 to 4) in browsers; in Node none unless a number is given
+   * (see BENCHMARKS.md); `false` decodes on this thread.
    */
   workers?: number | false;
   /**

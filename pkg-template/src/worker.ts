@@ -24,7 +24,19 @@ interface Scope {
   postMessage(message: unknown, transfer?: Transferable[]): void;
 }
 
-const scope = self as unknown as Scope;
+/** Node's `worker_threads` as a worker scope: the same messages, through `parentPort`. */
+async function nodeScope(): Promise<Scope> {
+  const { parentPort } = await import(/* webpackIgnore: true */ /* @vite-ignore */ "node:worker_threads");
+  if (!parentPort) throw new Error("shardfetch's worker.js runs as a decoding worker only");
+  const scope: Scope = {
+    onmessage: null,
+    postMessage: (message, transfer) => parentPort.postMessage(message, transfer as never),
+  };
+  parentPort.on("message", (data: Incoming) => scope.onmessage?.({ data } as MessageEvent<Incoming>));
+  return scope;
+}
+
+const scope: Scope = typeof self === "undefined" ? await nodeScope() : (self as unknown as Scope);
 let ready: Promise<unknown> | undefined;
 const decoders = new Map<number, WasmDecoder>();
 const documentsByKey = new Map<number, string>();

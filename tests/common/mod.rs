@@ -74,13 +74,26 @@ where
     let (mut cases, mut groups) = (Vec::new(), Vec::new());
     for name in manifest_names(&read("manifests.json".into()).await) {
         let (c, g) = parse_manifest(&read(name).await);
-        cases.extend(c);
+        cases.extend(c.into_iter().filter(|c| c.needs_feature().is_none_or(built_with)));
         groups.extend(g);
     }
     (cases, groups)
 }
 
+/// Whether this build has the cargo feature `f`.
+pub fn built_with(f: &str) -> bool {
+    match f {
+        "pcodec" => cfg!(feature = "pcodec"),
+        _ => true,
+    }
+}
+
 impl Case {
+    /// The cargo feature outside the default build that reading this case needs.
+    pub fn needs_feature(&self) -> Option<&'static str> {
+        self.features.iter().any(|f| f.contains("pcodec")).then_some("pcodec")
+    }
+
     /// Chunk boundaries per axis from the manifest (the writer's grid, not ours).
     pub fn starts(&self) -> Vec<Vec<u64>> {
         match (&self.chunk_shape, &self.chunk_shapes) {

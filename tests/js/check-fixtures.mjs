@@ -42,12 +42,18 @@ function asExpected(dtype, v) {
 }
 
 /** Every manifest `manifests.json` lists, merged: `loadJson(relativePath)` → parsed JSON. */
+/** The cargo feature outside the default build that reading case `c` needs (or null). */
+export function neededFeature(c) {
+  return c.features.some((f) => f.includes("pcodec")) ? "pcodec" : null;
+}
+
+/** Every manifest's cases and groups; `unbuilt`: the cases the default package cannot read. */
 export async function loadManifests(loadJson) {
   const index = await loadJson("manifests.json");
-  const merged = { cases: [], groups: [] };
+  const merged = { cases: [], groups: [], unbuilt: [] };
   for (const name of index.manifests) {
     const m = await loadJson(name);
-    merged.cases.push(...(m.cases ?? []));
+    for (const c of m.cases ?? []) (neededFeature(c) ? merged.unbuilt : merged.cases).push(c);
     merged.groups.push(...(m.groups ?? []));
   }
   return merged;

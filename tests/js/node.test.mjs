@@ -211,6 +211,18 @@ for (const c of manifest.cases) {
   });
 }
 
+// Cases that need a cargo feature outside the default build: a typed error naming it.
+for (const c of manifest.unbuilt) {
+  test(`fixture ${c.name} needs a feature the default build lacks`, async () => {
+    await assert.rejects(api.openArray(`${base}/fixtures/${c.path}`), (e) => {
+      assert.equal(e.code, "UnsupportedCodec", e.message);
+      assert.match(e.message, /feature/);
+      assert.ok(e.message.includes(c.path), e.message);
+      return true;
+    });
+  });
+}
+
 for (const g of manifest.groups ?? []) {
   test(`group ${g.path}`, async () => {
     const r = await checkFixtures(api, fx, { cases: [], groups: [g] }, loadExpected);
@@ -281,6 +293,58 @@ test("ignore-range: two chunks of one shard do not fetch the full shard twice", 
   assert.ok(fullAnswers.length <= 1, `full shard fetched ${fullAnswers.length} times: ${JSON.stringify(shardCalls.map((c) => c.range))}`);
   assert.ok(shardCalls.length <= 1, `${shardCalls.length} requests to the shard: ${JSON.stringify(shardCalls.map((c) => c.range))}`);
   arr.close();
+});
+
+test("ignore-range, objects far larger than cacheBytes: each shard crosses the wire once per batch", async () => {
+  // 64 MiB of uint8 in 8 shards of 8 MiB (raw inner chunks of 128 KiB, index at the end),
+  // written here byte by byte after the Zarr v3 spec; values are a function of the position.
+  const SHARD = 8 << 20, SHARDS = 8, INNER = 128 << 10;
+  const value = (i) => (i % 251) ^ ((i / 131072) & 255);
+  const dir = path.join(tmpDir, "big_u8");
+  fs.mkdirSync(path.join(dir, "c"), { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, "zarr.json"),
+    JSON.stringify({
+      zarr_format: 3, node_type: "array", shape: [SHARD * SHARDS], data_type: "uint8",
+      chunk_grid: { name: "regular", configuration: { chunk_shape: [SHARD] } },
+      chunk_key_encoding: { name: "default" }, fill_value: 0,
+      codecs: [{ name: "sharding_indexed", configuration: { chunk_shape: [INNER], codecs: [{ name: "bytes" }], index_codecs: [{ name: "bytes", configuration: { endian: "little" } }] } }],
+    }),
+  );
+  for (let s = 0; s < SHARDS; s++) {
+    const body = Buffer.alloc(SHARD + (SHARD / INNER) * 16);
+    for (let i = 0; i < SHARD; i++) body[i] = value(s * SHARD + i);
+    for (let k = 0; k < SHARD / INNER; k++) {
+      body.writeBigUInt64LE(BigInt(k * INNER), SHARD + k * 16);
+      body.writeBigUInt64LE(BigInt(INNER), SHARD + k * 16 + 8);
+    }
+    fs.writeFileSync(path.join(dir, "c", String(s)), body);
+  }
+  const total = SHARD * SHARDS;
+  const moved = () => server.log.reduce((a, e) => a + e.bytes, 0);
+  for (const how of ["chunks at once", "a region per shard"]) {
+    const arr = await api.openArray(`${base}/__mode/ignore-range/tmp/big_u8`, { cacheBytes: 1 << 20 });
+    server.log.length = 0;
+    if (how === "chunks at once") {
+      // Every chunk but each shard's last, so that shards are read by Range (a wholly wanted
+      // shard is one plain GET and never learns that Range is ignored).
+      const per = SHARD / INNER;
+      const ks = Array.from({ length: total / INNER }, (_, k) => k).filter((k) => k % per !== per - 1);
+      const got = await Promise.all(ks.map((k) => arr.getChunk([k])));
+      got.forEach((r, i) => assert.equal(r.data[7], value(ks[i] * INNER + 7), `chunk ${ks[i]}`));
+    } else {
+      for (let s = 0; s < SHARDS; s++) {
+        // All of the shard but its last chunk: ranged reads (a whole one is a plain GET anyway).
+        const r = await arr.get([[s * SHARD, (s + 1) * SHARD - INNER]]);
+        for (let i = 0; i < r.data.length; i += 4093) assert.equal(r.data[i], value(s * SHARD + i));
+      }
+    }
+    assert.ok(arr.stats().rangeIgnored, how);
+    const bytes = moved();
+    console.log(`# ignore-range, ${how}: ${(bytes / 2 ** 20).toFixed(1)} MiB moved for a ${total / 2 ** 20} MiB array (cacheBytes 1 MiB)`);
+    assert.ok(bytes <= total * 1.1, `${how}: ${bytes} bytes moved for ${total}`);
+    arr.close();
+  }
 });
 
 test("no-content-length + no-suffix: an error, never a whole-object fetch", async () => {
@@ -961,6 +1025,28 @@ test("chunkCacheBytes: a chunk read again costs nothing and is a copy; decodeMs 
   assert.equal(st.chunkCacheHits, 2);
   assert.ok(st.decodeMs > 0, JSON.stringify(st));
   arr.close();
+});
+
+test("workers in Node: worker_threads decode, values are the writer's, the process can still exit", async () => {
+  const c = caseByName("zp_shard_gzip_end");
+  const expected = await loadExpected(c.expected);
+  const arr = await api.openArray(`${fx}/${c.path}`, { workers: 2 });
+  const all = c.shape.map(() => null);
+  // The pool starts after the first read (reads meanwhile decode here); wait until it answers.
+  for (let k = 0; k < 100 && arr.stats().workerJobs === 0; k++) {
+    const r = await arr.get(all);
+    assert.deepEqual(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength), expected);
+    if (arr.stats().workerJobs === 0) await new Promise((res) => setTimeout(res, 20));
+  }
+  assert.ok(arr.stats().workerJobs > 0, JSON.stringify(arr.stats()));
+  const r = await arr.get(all);
+  assert.deepEqual(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength), expected);
+  arr.close();
+  // An idle pool does not hold the process: a child that reads through workers exits by itself.
+  // (Asynchronously: the data server runs in this process. A child that hangs is killed.)
+  const args = [path.join(here, "workers-exit-child.mjs"), pathToFileURL(pkgEntry).href, `${fx}/${c.path}`];
+  const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8", timeout: 30000 });
+  assert.match(stdout, /workerJobs [1-9]/);
 });
 
 test("the headers option is sent with every request", async () => {

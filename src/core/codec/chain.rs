@@ -1,12 +1,19 @@
 //! A codec chain: array→array codecs, one array→bytes codec, bytes→bytes codecs (in encoding
 //! order), built from the codecs metadata names; decoding runs it backwards.
+use super::astype::AsType;
+use super::bitround::BitRound;
 use super::blosc::Blosc;
 use super::bytes::Bytes;
 use super::categorize::Categorize;
+use super::checksum32::Checksum32;
 use super::crc32c::Crc32c;
+use super::delta::Delta;
+use super::fixedscaleoffset::FixedScaleOffset;
 use super::gzip::Gzip;
 use super::json2::Json2;
 use super::lz4::Lz4;
+use super::packbits::PackBits;
+use super::shuffle::Shuffle;
 use super::transpose::Transpose;
 use super::vlen::VLen;
 use super::zlib::Zlib;
@@ -41,15 +48,42 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
             )
         }
         "categorize" | "numcodecs.categorize" => Box::new(Categorize::parse(conf, dtype)?),
+        "delta" | "numcodecs.delta" => Box::new(Delta::parse(conf, dtype)?),
+        "fixedscaleoffset" | "numcodecs.fixedscaleoffset" => Box::new(FixedScaleOffset::parse(conf)?),
+        "quantize" | "numcodecs.quantize" => Box::new(AsType::quantize(conf)?),
+        "astype" | "numcodecs.astype" => Box::new(AsType::parse(conf)?),
+        // zarr-extensions' `bitround` and numcodecs' alike: rounded when written, nothing to undo.
+        "bitround" | "numcodecs.bitround" => Box::new(BitRound),
+        "packbits" | "numcodecs.packbits" if dtype == DataType::Bool => Box::new(PackBits),
+        "shuffle" | "numcodecs.shuffle" => Box::new(Shuffle::parse(conf)?),
+        "numcodecs.crc32" | "numcodecs.adler32" | "numcodecs.crc32c" | "numcodecs.fletcher32"
+        | "numcodecs.jenkins_lookup3" => match Checksum32::parse(&c.name["numcodecs.".len()..], conf)? {
+            Some(sum) => Box::new(sum),
+            None => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec {:?}", c.name)),
+        },
         "transpose" => Box::new(Transpose::parse(conf, ndim)?),
         "bytes" => Box::new(Bytes::parse(conf)?),
         "gzip" | "numcodecs.gzip" => Box::new(Gzip),
         "zstd" | "numcodecs.zstd" => Box::new(ZstdCodec),
-        "crc32c" | "numcodecs.crc32c" => Box::new(Crc32c),
+        "crc32c" => Box::new(Crc32c),
         // The frame header says everything; the codec's configuration is not needed.
         "blosc" | "numcodecs.blosc" => Box::new(Blosc),
         "numcodecs.zlib" => Box::new(Zlib),
         "numcodecs.lz4" => Box::new(Lz4),
+        #[cfg(feature = "bz2")]
+        "numcodecs.bz2" => Box::new(super::bz2::Bz2),
+        #[cfg(feature = "lzma")]
+        "numcodecs.lzma" => Box::new(super::lzma::Lzma::parse(conf)?),
+        #[cfg(feature = "pcodec")]
+        "numcodecs.pcodec" => Box::new(super::pcodec::PCodec),
+        #[allow(unreachable_patterns)] // reached in builds without these features
+        "numcodecs.bz2" | "numcodecs.lzma" | "numcodecs.pcodec" => {
+            let feature = &c.name["numcodecs.".len()..];
+            return err(
+                ErrorCode::UnsupportedCodec,
+                format!("unsupported codec {:?}: this build was made without the {feature:?} feature", c.name),
+            );
+        }
         "sharding_indexed" => return err(
             ErrorCode::UnsupportedCodec,
             "unsupported codec \"sharding_indexed\" combined with other codecs around it (no partial reads possible)",

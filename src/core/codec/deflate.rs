@@ -1,4 +1,5 @@
-//! Raw deflate and zlib inflation into a bounded buffer (zune-inflate), shared by `gzip`,
+//! Raw deflate, zlib (RFC 1950) and gzip (RFC 1952) streams inflated into a bounded buffer
+//! (zune-inflate), shared by `gzip`,
 //! `zlib` and blosc's zlib streams.
 use crate::core::error::{err, Error, ErrorCode, Result};
 use alloc::format;
@@ -25,10 +26,86 @@ pub(crate) fn inflate(data: &[u8], zlib: bool, limit: usize, hint: usize) -> Res
     Ok(out)
 }
 
+/// A single-member gzip stream (RFC 1952), inflated to at most `limit` bytes.
+pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    const FHCRC: u8 = 2;
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    let bad = |why: &str| err(ErrorCode::CorruptChunk, format!("gzip: {why}"));
+    if is_zlib(data) {
+        // Some writers (z5) put zlib streams under "gzip"; pako-based readers decode by header.
+        return unzlib(data, limit);
+    }
+    if data.len() < 18 || data[0] != 0x1f || data[1] != 0x8b || data[2] != 8 {
+        return bad("not a gzip stream");
+    }
+    let flags = data[3];
+    let mut pos = 10usize;
+    if flags & FEXTRA != 0 {
+        let n = match data.get(pos..pos + 2) {
+            Some(b) => u16::from_le_bytes([b[0], b[1]]) as usize,
+            None => return bad("truncated header"),
+        };
+        pos += 2 + n;
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            match data.get(pos..).and_then(|d| d.iter().position(|&b| b == 0)) {
+                Some(z) => pos += z + 1,
+                None => return bad("truncated header"),
+            }
+        }
+    }
+    if flags & FHCRC != 0 {
+        pos += 2;
+    }
+    if pos + 8 > data.len() {
+        return bad("truncated stream");
+    }
+    let body = &data[pos..data.len() - 8];
+    let t = &data[data.len() - 4..];
+    let isize = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
+    // The trailer's length (mod 2^32) sizes the output; a lying trailer fails the check below.
+    let out = inflate(body, false, limit, isize.min(limit)).map_err(|e| e.at("gzip"))?;
+    if isize as u32 != out.len() as u32 {
+        return bad("length in the trailer does not match");
+    }
+    let c = &data[data.len() - 8..data.len() - 4];
+    let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    let actual = crc32fast::hash(&out);
+    if stored != actual {
+        return err(
+            ErrorCode::ChecksumMismatch,
+            format!("gzip: CRC-32 mismatch: stored {stored:#010x}, computed {actual:#010x}"),
+        );
+    }
+    Ok(out)
+}
+
+/// A zlib stream (RFC 1950, numcodecs' `Zlib`), inflated to at most `limit` bytes; the Adler-32
+/// trailer is checked.
+pub fn unzlib(data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    if data.starts_with(&[0x1f, 0x8b, 8]) {
+        // A gzip stream under "zlib": decoded by its header, as pako-based readers do.
+        return gunzip(data, limit);
+    }
+    inflate(data, true, limit, limit).map_err(|e| e.at("zlib"))
+}
+
+/// Whether `data` starts with a zlib header (RFC 1950: deflate, a window of at most 32 KiB,
+/// the header's check bits right).
+pub fn is_zlib(data: &[u8]) -> bool {
+    match data {
+        [cmf, flg, ..] => cmf & 0x0f == 8 && cmf >> 4 <= 7 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::gzip::gunzip;
-    use super::super::zlib::{unzlib, unzlib_into};
+    use super::super::zlib::unzlib_into;
+    use super::{gunzip, is_zlib, unzlib};
     use alloc::vec::Vec;
 
     /// A seeded xorshift64.
@@ -65,6 +142,17 @@ mod tests {
         g.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
         g.extend_from_slice(&(data.len() as u32).to_le_bytes());
         g
+    }
+
+    /// A zlib stream under `gzip` and a gzip stream under `zlib` decode by their header.
+    #[test]
+    fn gzip_and_zlib_are_told_by_their_header() {
+        let data = sample(10_000, 3);
+        let z = miniz_oxide::deflate::compress_to_vec_zlib(&data, 6);
+        let g = gzip_wrap(&miniz_oxide::deflate::compress_to_vec(&data, 6), &data);
+        assert_eq!(gunzip(&z, data.len()).unwrap(), data);
+        assert_eq!(unzlib(&g, data.len()).unwrap(), data);
+        assert!(!is_zlib(&g));
     }
 
     /// Streams written by an independent encoder (miniz_oxide, every level, stored blocks

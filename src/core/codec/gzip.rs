@@ -1,9 +1,7 @@
 //! `gzip` (Zarr v3, numcodecs `GZip`): a single-member gzip stream.
-use super::deflate::inflate;
+pub use super::deflate::gunzip;
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{err, ErrorCode, Result};
-use alloc::format;
-use alloc::vec::Vec;
+use crate::core::error::Result;
 
 #[derive(Debug)]
 pub struct Gzip;
@@ -23,62 +21,10 @@ impl Codec for Gzip {
     }
 }
 
-/// A single-member gzip stream (RFC 1952), inflated to at most `limit` bytes.
-pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
-    const FHCRC: u8 = 2;
-    const FEXTRA: u8 = 4;
-    const FNAME: u8 = 8;
-    const FCOMMENT: u8 = 16;
-    let bad = |why: &str| err(ErrorCode::CorruptChunk, format!("gzip: {why}"));
-    if data.len() < 18 || data[0] != 0x1f || data[1] != 0x8b || data[2] != 8 {
-        return bad("not a gzip stream");
-    }
-    let flags = data[3];
-    let mut pos = 10usize;
-    if flags & FEXTRA != 0 {
-        let n = match data.get(pos..pos + 2) {
-            Some(b) => u16::from_le_bytes([b[0], b[1]]) as usize,
-            None => return bad("truncated header"),
-        };
-        pos += 2 + n;
-    }
-    for flag in [FNAME, FCOMMENT] {
-        if flags & flag != 0 {
-            match data.get(pos..).and_then(|d| d.iter().position(|&b| b == 0)) {
-                Some(z) => pos += z + 1,
-                None => return bad("truncated header"),
-            }
-        }
-    }
-    if flags & FHCRC != 0 {
-        pos += 2;
-    }
-    if pos + 8 > data.len() {
-        return bad("truncated stream");
-    }
-    let body = &data[pos..data.len() - 8];
-    let t = &data[data.len() - 4..];
-    let isize = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
-    // The trailer's length (mod 2^32) sizes the output; a lying trailer fails the check below.
-    let out = inflate(body, false, limit, isize.min(limit)).map_err(|e| e.at("gzip"))?;
-    if isize as u32 != out.len() as u32 {
-        return bad("length in the trailer does not match");
-    }
-    let c = &data[data.len() - 8..data.len() - 4];
-    let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    let actual = crc32fast::hash(&out);
-    if stored != actual {
-        return err(
-            ErrorCode::ChecksumMismatch,
-            format!("gzip: CRC-32 mismatch: stored {stored:#010x}, computed {actual:#010x}"),
-        );
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::ErrorCode;
 
     #[test]
     fn gzip_rejects_garbage_and_bombs() {

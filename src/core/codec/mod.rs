@@ -4,19 +4,33 @@
 //! spelled in), and Neuroglancer precomputed's chunk encodings.
 //!
 //! May import: `error`, `nd`, `metadata`.
+pub mod astype;
+pub mod bitround;
 pub mod blosc;
 pub mod bytes;
+#[cfg(feature = "bz2")]
+pub mod bz2;
 pub mod categorize;
 pub mod chain;
+pub mod checksum32;
 pub mod compresso;
 pub mod crc32c;
 pub mod cseg;
 pub mod deflate;
+pub mod delta;
+pub mod fixedscaleoffset;
 pub mod gzip;
 pub mod jpeg;
 pub mod json2;
 pub mod lz4;
+#[cfg(feature = "lzma")]
+pub mod lzma;
+pub mod numeric;
+pub mod packbits;
+#[cfg(feature = "pcodec")]
+pub mod pcodec;
 pub mod png;
+pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
 pub mod zlib;

@@ -1,9 +1,8 @@
 //! numcodecs `Zlib`: a zlib stream (RFC 1950), its Adler-32 checked.
-use super::deflate::inflate;
+pub use super::deflate::{is_zlib, unzlib};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{err, ErrorCode, Result};
 use alloc::format;
-use alloc::vec::Vec;
 
 #[derive(Debug)]
 pub struct Zlib;
@@ -21,12 +20,6 @@ impl Codec for Zlib {
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
         Ok(Decoded::bytes(unzlib(&data.bytes, ctx.limit)?))
     }
-}
-
-/// A zlib stream (RFC 1950, numcodecs' `Zlib`), inflated to at most `limit` bytes; the Adler-32
-/// trailer is checked.
-pub fn unzlib(data: &[u8], limit: usize) -> Result<Vec<u8>> {
-    inflate(data, true, limit, limit).map_err(|e| e.at("zlib"))
 }
 
 /// A zlib stream that must inflate to exactly `out.len()` bytes.

@@ -5,7 +5,7 @@ use super::dtype::DataType;
 use super::grid::Grid;
 use super::json::{bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of, Named};
 use super::keys::KeyEncoding;
-use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::error::{err, invalid, Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -78,26 +78,53 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
     // object array's first filter is its object codec: it makes the bytes.
     let mut codecs: Vec<_> = memory_order(o.get("order"), shape.len(), "order")?.into_iter().collect();
     let object_codec = data_type.is_variable() && filters.first().is_some_and(|f| f.name != "numcodecs.categorize");
-    for (k, f) in filters.iter().enumerate() {
+    // Filters on values come before the bytes (array→array); filters on bytes (shuffle,
+    // checksums) after them, in the order written — one of those before a value filter has no
+    // place in a v3 chain, and no writer we know makes one.
+    let on_bytes = |f: &Named| BYTE_FILTERS.contains(&f.name.as_str());
+    if let Some(k) = filters.iter().position(on_bytes) {
+        if filters[k..].iter().any(|f| !on_bytes(f)) {
+            return Err(Error::new(
+                ErrorCode::UnsupportedCodec,
+                format!("unsupported filter order: {:?} before a filter on values", filters[k].name),
+            ));
+        }
+    }
+    let (values, bytes_filters): (Vec<&Named>, Vec<&Named>) = filters.iter().partition(|f| !on_bytes(f));
+    for (k, f) in values.iter().enumerate() {
         if k == 0 && object_codec {
             codecs.push(Named::new(f.name.trim_start_matches("numcodecs."), f.configuration.clone()));
         } else {
-            codecs.push(f.clone());
+            codecs.push((*f).clone());
         }
     }
     if !object_codec {
-        // Categorized text is stored as its integer codes, in their own byte order.
-        let codes =
-            filters.iter().find(|f| f.name == "numcodecs.categorize").and_then(|f| f.configuration.get("astype"));
-        let big = match codes {
-            Some(t) => parse_dtype(t)?.1,
-            None => big_endian,
-        };
+        // The stored elements are the last value filter's output (categorize's codes, delta's
+        // or fixedscaleoffset's astype, …), in that type's byte order.
+        let big = values
+            .iter()
+            .rev()
+            .find_map(|f| {
+                let c = &f.configuration;
+                let t = c.get("astype").or_else(|| c.get("encode_dtype")).or_else(|| c.get("dtype"))?;
+                parse_dtype(t).ok().map(|t| t.1)
+            })
+            .unwrap_or(big_endian);
         codecs.push(bytes_codec(big));
     }
+    let has_byte_filters = !bytes_filters.is_empty();
+    codecs.extend(bytes_filters.into_iter().cloned());
     match o.get("compressor") {
         None | Some(Value::Null) => {}
-        Some(c) => codecs.push(numcodecs(c, "compressor")?),
+        Some(c) => {
+            let c = numcodecs(c, "compressor")?;
+            // pcodec compresses the elements themselves: in v3 terms it is the array→bytes
+            // codec, in the place of `bytes`.
+            if c.name == "numcodecs.pcodec" && !object_codec && !has_byte_filters {
+                codecs.pop();
+            }
+            codecs.push(c);
+        }
     }
     let separator = match o.get("dimension_separator") {
         None | Some(Value::Null) => '.',
@@ -123,6 +150,16 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
         fields: None,
     })
 }
+
+/// numcodecs filters that work on the stored bytes rather than on values.
+const BYTE_FILTERS: [&str; 6] = [
+    "numcodecs.shuffle",
+    "numcodecs.crc32",
+    "numcodecs.adler32",
+    "numcodecs.crc32c",
+    "numcodecs.fletcher32",
+    "numcodecs.jenkins_lookup3",
+];
 
 /// The element type of an object (`|O`) array, from its object codec (the first filter).
 fn object_type(filters: &[Named]) -> Result<DataType> {

@@ -291,6 +291,9 @@ impl Array {
             return Ok(());
         }
         let mut seen = alloc::vec![false; wanted.len()];
+        // An error from `emit` stops the read and is the read's result (it is not a failure
+        // of the spans still unread, to be handed to `emit` in turn).
+        let mut stopped: Option<Error> = None;
         let r = self
             .store
             .read_spans(c, &wanted, |k, got| {
@@ -305,9 +308,12 @@ impl Array {
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),
                 };
-                emit(i, got)
+                emit(i, got).inspect_err(|e| stopped = Some(e.clone()))
             })
             .await;
+        if let Some(e) = stopped {
+            return Err(e);
+        }
         let failure = match r {
             Err(e) => e,
             Ok(()) => Error::new(ErrorCode::CorruptShard, "chunk was never read"),
