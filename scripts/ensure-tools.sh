@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
+WASM_PACK_VERSION=0.15.1
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 say() { printf '[ensure-tools] %s\n' "$*"; }
@@ -34,13 +35,24 @@ else
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
 fi
 
+# 2b. wasm-pack: `npm test` runs the Rust browser tests through `wasm-pack test --headless
+#     --chrome` (it uses the wasm-bindgen test runner above and Debian's chromedriver).
+if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
+  say "wasm-pack $WASM_PACK_VERSION: present"
+else
+  say "cargo install wasm-pack --version $WASM_PACK_VERSION --locked"
+  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
+fi
+
 # 3. Debian packages: Chromium + chromedriver (browser tests); clang + llvm (llvm-ar) to compile
 #    the C zstd (feature zstd-c) for wasm32 (gcc covers the native build).
 packages=""
 { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || packages="$packages chromium chromium-driver"
 { command -v clang >/dev/null 2>&1 && command -v llvm-ar >/dev/null 2>&1; } || packages="$packages clang llvm"
+# nginx: the real-server tests (tests/js/servers.test.mjs) start their own, on a free port.
+[ -x /usr/sbin/nginx ] || packages="$packages nginx"
 if [ -z "$packages" ]; then
-  say "chromium, chromedriver, clang, llvm-ar: present"
+  say "chromium, chromedriver, clang, llvm-ar, nginx: present"
 else
   say "apt-get install$packages"
   export DEBIAN_FRONTEND=noninteractive
@@ -70,4 +82,15 @@ else
   else
     say "node_modules: present"
   fi
+fi
+
+# 4b. The bundlers of the smoke tests (tests/bundlers: Vite, webpack 5, esbuild), kept apart
+#     from the package's own dev dependencies.
+bstamp=tests/bundlers/node_modules/.package-lock.json
+if [ ! -f "$bstamp" ] || [ tests/bundlers/package-lock.json -nt "$bstamp" ] || [ ! -x tests/bundlers/node_modules/.bin/vite ]; then
+  say "npm ci (tests/bundlers)"
+  npm ci --prefix tests/bundlers --no-audit --no-fund </dev/null
+  touch "$bstamp"
+else
+  say "tests/bundlers/node_modules: up to date"
 fi

@@ -80,7 +80,7 @@ fi
 
 # --- (d) Rust wasm tests in headless Chromium ------------------------------------------------
 if [ -f tests/web.rs ]; then
-  say "cargo test --target wasm32-unknown-unknown --test web (headless Chromium)"
+  say "wasm-pack test --headless --chrome (Rust tests in headless Chromium)"
   node tests/server.mjs --root /fixtures=tests/fixtures --port 0 > "$LOGS/server.out" 2> "$LOGS/server.err" &
   SERVER_PID=$!
   URL=""
@@ -93,13 +93,11 @@ if [ -f tests/web.rs ]; then
     cat "$LOGS/server.err" >&2
     fail_part "test server did not start"
   else
+    # The same command a developer types (no environment needed: tests/web.rs embeds the
+    # fixtures); the server URL adds the real-fetch path.
     SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
-      CHROMEDRIVER=/usr/bin/chromedriver \
-      WASM_BINDGEN_USE_BROWSER=1 \
-      WASM_BINDGEN_TEST_WEBDRIVER_JSON="$PWD/webdriver.json" \
       WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-      CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-      cargo test --target wasm32-unknown-unknown --test web 2>&1 | tee "$LOGS/cargo-wasm.log"
+      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver 2>&1 | tee "$LOGS/cargo-wasm.log"
     rc=${PIPESTATUS[0]}
     read -r p f < <(cargo_counts "$LOGS/cargo-wasm.log")
     total_pass=$((total_pass + p))

@@ -1,11 +1,16 @@
-//! wasm-bindgen tests in headless Chromium: the fixtures fetched over HTTP from the local
-//! Range/CORS test server, through the real `fetch` binding.
-//! `SHARDFETCH_FIXTURES_URL` (at compile time) is the URL of the `tests/fixtures/` folder.
+//! wasm-bindgen tests in headless Chromium (`wasm-pack test --headless --chrome`, or `cargo
+//! test --target wasm32-unknown-unknown --test web` with the wasm-bindgen runner).
+//! With no environment, the fixtures are embedded in the test module and served from memory by
+//! a Range-honouring `HttpClient` (the same core read path, no network). With
+//! `SHARDFETCH_FIXTURES_URL` set at compile time (the URL of a server of `tests/fixtures/`, as
+//! `npm test` does), they are also fetched over HTTP through the real `fetch` binding.
 #![cfg(target_arch = "wasm32")]
 mod common;
 
 use common::{all_cases, check_case, check_group, fetch_all};
 use js_sys::{Function, Object, Promise, Reflect};
+use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::Result as CoreResult;
 use shardfetch::FetchClient;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -14,29 +19,117 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-fn base() -> &'static str {
-    option_env!("SHARDFETCH_FIXTURES_URL").expect("build with SHARDFETCH_FIXTURES_URL set")
+include!(concat!(env!("OUT_DIR"), "/fixtures_embedded.rs"));
+
+/// Where the embedded fixtures are served (nothing leaves the page: `.invalid` never resolves).
+const EMBEDDED: &str = "https://fixtures.invalid";
+
+/// The fixture base URL and the open options of the JS-facing tests: the fixture server, or a
+/// `fetch` option answering from the embedded fixtures as a static server would.
+fn api_base() -> (String, JsValue) {
+    if let Some(base) = option_env!("SHARDFETCH_FIXTURES_URL") {
+        return (base.to_string(), Object::new().into());
+    }
+    let files = js_sys::Map::new();
+    for (path, bytes) in FIXTURES {
+        files.set(&JsValue::from_str(path), &js_sys::Uint8Array::from(*bytes).into());
+    }
+    let serve = Function::new_with_args(
+        "files, base, url, init",
+        r#"
+        const body = files.get(String(url).slice(base.length + 1));
+        if (!body) return Promise.resolve(new Response(null, { status: 404 }));
+        const size = body.length;
+        const range = new Headers(init && init.headers).get("range");
+        if (!range) return Promise.resolve(new Response(body, { status: 200, headers: { "Content-Length": String(size) } }));
+        const [a, b] = range.slice(6).split("-");
+        const start = a === "" ? Math.max(0, size - Number(b)) : Number(a);
+        const end = a === "" || b === "" ? size : Math.min(size, Number(b) + 1);
+        if (start >= size) return Promise.resolve(new Response(null, { status: 416, headers: { "Content-Range": `bytes */${size}` } }));
+        return Promise.resolve(new Response(body.slice(start, end), {
+            status: 206,
+            headers: { "Content-Range": `bytes ${start}-${end - 1}/${size}`, "Content-Length": String(end - start) },
+        }));
+        "#,
+    );
+    let fetch = serve.bind2(&JsValue::NULL, &files, &JsValue::from_str(EMBEDDED));
+    let options = Object::new();
+    Reflect::set(&options, &"fetch".into(), &fetch).unwrap();
+    (EMBEDDED.to_string(), options.into())
 }
 
-#[wasm_bindgen_test]
-async fn every_fixture_over_http() {
-    let c = FetchClient::global().unwrap();
+/// The embedded fixtures as a static server: GET (whole, `bytes=a-b`, `bytes=-n`), HEAD, 404.
+#[derive(Clone, Copy)]
+struct Embedded;
+
+impl HttpClient for Embedded {
+    async fn send(&self, req: Request<'_>) -> CoreResult<Response> {
+        let rel = req.url.strip_prefix(EMBEDDED).unwrap_or(req.url).trim_start_matches('/');
+        let Some((_, body)) = FIXTURES.iter().find(|(p, _)| *p == rel) else {
+            return Ok(Response { status: 404, ..Default::default() });
+        };
+        let size = body.len() as u64;
+        if req.method == Method::Head {
+            return Ok(Response { status: 200, content_length: Some(size), ..Default::default() });
+        }
+        let Some(range) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
+            return Ok(Response { status: 200, content_length: Some(size), body: body.to_vec(), ..Default::default() });
+        };
+        let (a, b) = range.split_once('-').unwrap_or((range, ""));
+        let (start, end) = match (a.parse::<u64>(), b.parse::<u64>()) {
+            (Err(_), Ok(n)) => (size.saturating_sub(n), size),
+            (Ok(a), Ok(b)) => (a, (b + 1).min(size)),
+            (Ok(a), Err(_)) => (a, size),
+            _ => return Ok(Response { status: 400, ..Default::default() }),
+        };
+        if start >= size {
+            return Ok(Response { status: 416, content_range: Some(format!("bytes */{size}")), ..Default::default() });
+        }
+        Ok(Response {
+            status: 206,
+            content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
+            content_length: Some(end - start),
+            retry_after: None,
+            body: body[start as usize..end as usize].to_vec(),
+        })
+    }
+}
+
+/// Every case and group of every manifest, read through `c` from `base`.
+async fn every_fixture<C: HttpClient + Clone + 'static>(c: &C, base: &str) {
     let (cases, groups) = all_cases(|name| {
         let c = c.clone();
-        async move { fetch_all(&c, &format!("{}/{name}", base())).await }
+        let url = format!("{base}/{name}");
+        async move { fetch_all(&c, &url).await }
     })
     .await;
     assert!(cases.len() >= 30);
     let mut failures = Vec::new();
     for k in &cases {
-        if let Err(e) = check_case(&c, base(), k).await {
+        if let Err(e) = check_case(c, base, k).await {
             failures.push(e);
         }
     }
     assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
     for g in &groups {
-        check_group(&c, base(), g).await.unwrap();
+        check_group(c, base, g).await.unwrap();
     }
+}
+
+#[wasm_bindgen_test]
+async fn every_fixture_embedded() {
+    assert!(FIXTURES.len() > 100, "{} fixture files embedded", FIXTURES.len());
+    every_fixture(&Embedded, EMBEDDED).await;
+}
+
+/// Through the browser's `fetch`, when a fixture server was given at compile time.
+#[wasm_bindgen_test]
+async fn every_fixture_over_http() {
+    let Some(base) = option_env!("SHARDFETCH_FIXTURES_URL") else {
+        console_log!("SHARDFETCH_FIXTURES_URL not set: the fetch path is tested by npm test");
+        return;
+    };
+    every_fixture(&FetchClient::global().unwrap(), base).await;
 }
 
 async fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
@@ -74,8 +167,9 @@ async fn get(arr: &JsValue, sel: JsValue, signal: JsValue) -> Result<JsValue, Js
 /// module keeps working.
 #[wasm_bindgen_test]
 async fn exported_api_and_errors() {
-    let url = format!("{}/data/zp/shard_gzip_end", base());
-    let arr = JsFuture::from(shardfetch::wasm::open_node(url.clone(), Object::new().into())).await.unwrap();
+    let (base, options) = api_base();
+    let url = format!("{base}/data/zp/shard_gzip_end");
+    let arr = JsFuture::from(shardfetch::wasm::open_node(url.clone(), options.clone())).await.unwrap();
     let meta = Reflect::get(&arr, &"meta".into()).unwrap().dyn_into::<Function>().unwrap().call0(&arr).unwrap();
     assert_eq!(Reflect::get(&meta, &"dtype".into()).unwrap().as_string().unwrap(), "uint16");
 
@@ -84,7 +178,7 @@ async fn exported_api_and_errors() {
     assert_eq!(bytes.length(), 16 * 16 * 2);
 
     for (path, code) in [("data/nowhere", "NotFound"), ("data/zp/shard_gzip_end/c", "NotFound")] {
-        let e = JsFuture::from(shardfetch::wasm::open_node(format!("{}/{path}", base()), Object::new().into()))
+        let e = JsFuture::from(shardfetch::wasm::open_node(format!("{base}/{path}"), options.clone()))
             .await
             .unwrap_err();
         assert_eq!(Reflect::get(&e, &"code".into()).unwrap().as_string().unwrap(), code);

@@ -7,6 +7,7 @@
  */
 import { createGlue, type GlueApi } from "./wasm/factory.js";
 import { errorMessage, ShardfetchError, toError } from "./errors.js";
+import { nodeImport } from "./node-import.js";
 
 let ready: Promise<void> | undefined;
 let compiled: WebAssembly.Module | undefined;
@@ -34,7 +35,7 @@ async function compileWasm(): Promise<WebAssembly.Module> {
   const wasmUrl = new URL("./wasm/shardfetch_bg.wasm", import.meta.url);
   if (isNode() && wasmUrl.protocol === "file:") {
     // Node's fetch cannot read file: URLs.
-    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ "node:fs/promises");
+    const fs = await (nodeImport("node:fs/promises") as Promise<typeof import("node:fs/promises")>);
     return WebAssembly.compile(await fs.readFile(wasmUrl));
   }
   const response = fetch(wasmUrl);
@@ -139,3 +140,4 @@ export async function trapForTesting(later = false): Promise<void> {
     throw toError(e);
   }
 }
+

@@ -9,6 +9,7 @@
  * first tiles never wait for workers to start.
  * @internal
  */
+import { nodeImport } from "./node-import.js";
 
 export interface Decoded {
   bytes: Uint8Array;
@@ -124,7 +125,7 @@ export class Pool {
 
   /** Node: a `worker_threads` Worker, which keeps the process alive only while it has jobs. */
   #spawnNode(slot: Slot): void {
-    import(/* webpackIgnore: true */ /* @vite-ignore */ "node:worker_threads").then(
+    (nodeImport("node:worker_threads") as Promise<typeof import("node:worker_threads")>).then(
       (wt) => {
         const worker = new wt.Worker(new URL("./worker.js", import.meta.url), { name: "shardfetch-decoder" });
         worker.on("message", (data: unknown) => this.#answer(slot, data as Answer));

@@ -10,6 +10,7 @@
  */
 import type { Item } from "./pool.js";
 import init, { WasmDecoder } from "./wasm/shardfetch.js";
+import { nodeImport } from "./node-import.js";
 
 interface Group {
   key: number;
@@ -26,7 +27,7 @@ interface Scope {
 
 /** Node's `worker_threads` as a worker scope: the same messages, through `parentPort`. */
 async function nodeScope(): Promise<Scope> {
-  const { parentPort } = await import(/* webpackIgnore: true */ /* @vite-ignore */ "node:worker_threads");
+  const { parentPort } = await (nodeImport("node:worker_threads") as Promise<typeof import("node:worker_threads")>);
   if (!parentPort) throw new Error("shardfetch's worker.js runs as a decoding worker only");
   const scope: Scope = {
     onmessage: null,
@@ -36,7 +37,14 @@ async function nodeScope(): Promise<Scope> {
   return scope;
 }
 
-const scope: Scope = typeof self === "undefined" ? await nodeScope() : (self as unknown as Scope);
+// No top-level await: bundlers may emit this worker as a classic script.
+if (typeof self === "undefined") {
+  nodeScope().then(listen, (e) => {
+    throw e;
+  });
+} else {
+  listen(self as unknown as Scope);
+}
 let ready: Promise<unknown> | undefined;
 const decoders = new Map<number, WasmDecoder>();
 const documentsByKey = new Map<number, string>();
@@ -61,40 +69,42 @@ function errorOf(e: unknown): { code: string; message: string; status?: number }
   };
 }
 
-scope.onmessage = async (ev) => {
-  const m = ev.data;
-  if ("module" in m) {
-    ready = init({ module_or_path: m.module });
-    await ready;
-    scope.postMessage({ ready: true });
-    return;
-  }
-  if ("forget" in m) {
-    decoders.get(m.forget)?.free();
-    decoders.delete(m.forget);
-    documentsByKey.delete(m.forget);
-    return;
-  }
-  await ready;
-  if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
-  const results: unknown[] = [];
-  const transfer: Transferable[] = [];
-  for (const it of m.items) {
-    try {
-      const d = decoder(m.key);
-      const t0 = performance.now();
-      if (it.lo && it.hi) {
-        const box = d.cut(it.coords, it.bytes, it.lo, it.hi);
-        results.push({ id: it.id, bytes: box, ms: performance.now() - t0 });
-        transfer.push(box.buffer);
-      } else {
-        const r = d.decode(it.coords, it.bytes) as { bytes: Uint8Array; shape: number[]; stride: number[] };
-        results.push({ id: it.id, bytes: r.bytes, shape: r.shape, stride: r.stride, ms: performance.now() - t0 });
-        transfer.push(r.bytes.buffer);
-      }
-    } catch (e) {
-      results.push({ id: it.id, error: errorOf(e) });
+function listen(scope: Scope): void {
+  scope.onmessage = async (ev) => {
+    const m = ev.data;
+    if ("module" in m) {
+      ready = init({ module_or_path: m.module });
+      await ready;
+      scope.postMessage({ ready: true });
+      return;
     }
-  }
-  scope.postMessage({ results }, transfer);
-};
+    if ("forget" in m) {
+      decoders.get(m.forget)?.free();
+      decoders.delete(m.forget);
+      documentsByKey.delete(m.forget);
+      return;
+    }
+    await ready;
+    if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
+    const results: unknown[] = [];
+    const transfer: Transferable[] = [];
+    for (const it of m.items) {
+      try {
+        const d = decoder(m.key);
+        const t0 = performance.now();
+        if (it.lo && it.hi) {
+          const box = d.cut(it.coords, it.bytes, it.lo, it.hi);
+          results.push({ id: it.id, bytes: box, ms: performance.now() - t0 });
+          transfer.push(box.buffer);
+        } else {
+          const r = d.decode(it.coords, it.bytes) as { bytes: Uint8Array; shape: number[]; stride: number[] };
+          results.push({ id: it.id, bytes: r.bytes, shape: r.shape, stride: r.stride, ms: performance.now() - t0 });
+          transfer.push(r.bytes.buffer);
+        }
+      } catch (e) {
+        results.push({ id: it.id, error: errorOf(e) });
+      }
+    }
+    scope.postMessage({ results }, transfer);
+  };
+}

@@ -84,6 +84,7 @@ where
 pub fn built_with(f: &str) -> bool {
     match f {
         "pcodec" => cfg!(feature = "pcodec"),
+        "lzma" => cfg!(feature = "lzma"),
         _ => true,
     }
 }
@@ -91,7 +92,7 @@ pub fn built_with(f: &str) -> bool {
 impl Case {
     /// The cargo feature outside the default build that reading this case needs.
     pub fn needs_feature(&self) -> Option<&'static str> {
-        self.features.iter().any(|f| f.contains("pcodec")).then_some("pcodec")
+        ["pcodec", "lzma"].into_iter().find(|n| self.features.iter().any(|f| f.contains(n)))
     }
 
     /// Chunk boundaries per axis from the manifest (the writer's grid, not ours).

@@ -44,7 +44,7 @@ function asExpected(dtype, v) {
 /** Every manifest `manifests.json` lists, merged: `loadJson(relativePath)` → parsed JSON. */
 /** The cargo feature outside the default build that reading case `c` needs (or null). */
 export function neededFeature(c) {
-  return c.features.some((f) => f.includes("pcodec")) ? "pcodec" : null;
+  return ["pcodec", "lzma"].find((n) => c.features.some((f) => f.includes(n))) ?? null;
 }
 
 /** Every manifest's cases and groups; `unbuilt`: the cases the default package cannot read. */

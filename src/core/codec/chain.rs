@@ -48,6 +48,8 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
             )
         }
         "categorize" | "numcodecs.categorize" => Box::new(Categorize::parse(conf, dtype)?),
+        "scale_offset" => Box::new(super::scale_offset::ScaleOffset::parse(conf, dtype)?),
+        "cast_value" => Box::new(super::cast_value::CastValue::parse(conf, dtype)?),
         "delta" | "numcodecs.delta" => Box::new(Delta::parse(conf, dtype)?),
         "fixedscaleoffset" | "numcodecs.fixedscaleoffset" => Box::new(FixedScaleOffset::parse(conf)?),
         "quantize" | "numcodecs.quantize" => Box::new(AsType::quantize(conf)?),

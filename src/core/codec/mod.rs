@@ -10,6 +10,7 @@ pub mod blosc;
 pub mod bytes;
 #[cfg(feature = "bz2")]
 pub mod bz2;
+pub mod cast_value;
 pub mod categorize;
 pub mod chain;
 pub mod checksum32;
@@ -30,6 +31,7 @@ pub mod packbits;
 #[cfg(feature = "pcodec")]
 pub mod pcodec;
 pub mod png;
+pub mod scale_offset;
 pub mod shuffle;
 pub mod transpose;
 pub mod vlen;
