@@ -79,6 +79,16 @@ export interface WasmGroupMeta {
   path: string;
 }
 
+/** A multiscale image's description (core `metadata/multiscale.rs`): levels finest first. */
+export interface WasmMultiscale {
+  version: string;
+  name: string | null;
+  axes: { name: string; type: string | null; unit: string | null }[];
+  levels: { path: string; scale: number[]; translation: number[] }[];
+  omero: unknown;
+  imageLabel: unknown;
+}
+
 /**
  * A chunk or region: little-endian values in a fresh buffer (`bytes`), or for text, bytes and
  * JSON arrays one JS value per element (`values`: strings, `Uint8Array`s, JSON values);

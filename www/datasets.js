@@ -109,106 +109,27 @@ function plainArray(array) {
   };
 }
 
-// --- OME-Zarr multiscales (0.5 in zarr.json `ome`, 0.4 and older in .zattrs) ------------------
+// --- multiscale images: OME-Zarr (0.4, 0.5) and Neuroglancer precomputed --------------------
+// The library describes them (api.openMultiscale: axes, levels finest first with their scale
+// and translation, omero); the viewer only maps that onto its own level and display shapes.
 
-function omeMeta(attrs) {
-  if (attrs?.ome?.multiscales) return { ome: attrs.ome, version: attrs.ome.version ?? "0.5" };
-  if (attrs?.multiscales) return { ome: attrs, version: attrs.multiscales[0]?.version ?? "0.4" };
-  return null;
-}
-
-function transforms(list, n) {
-  let scale = Array(n).fill(1);
-  let translation = Array(n).fill(0);
-  for (const t of list ?? []) {
-    if (t.type === "scale" && Array.isArray(t.scale)) {
-      scale = scale.map((s, i) => s * t.scale[i]);
-      translation = translation.map((x, i) => x * t.scale[i]);
-    } else if (t.type === "translation" && Array.isArray(t.translation)) {
-      translation = translation.map((x, i) => x + t.translation[i]);
-    }
-  }
-  return { scale, translation };
-}
-
-async function omeMultiscales(group, meta, signal) {
-  const ms = meta.ome.multiscales[0];
-  if (!Array.isArray(ms?.datasets) || ms.datasets.length === 0) {
-    throw new DatasetError("Invalid OME-Zarr metadata", `${group.url}: multiscales[0] has no datasets`);
-  }
-  const arrays = await Promise.all(ms.datasets.map((d) => group.openArray(d.path, { ...READ, signal })));
-  const n = arrays[0].shape.length;
-  const axes = (ms.axes ?? ["t", "c", "z", "y", "x"].slice(-n)).map((a) =>
-    typeof a === "string" ? { name: a, type: axisType(a), unit: "" } : { name: a.name, type: axisType(a.name, a.type), unit: a.unit ?? "" },
-  );
-  if (axes.length !== n || arrays.some((a) => a.shape.length !== n)) {
-    closeAll(arrays.map((array) => ({ array })));
-    throw new DatasetError("Invalid OME-Zarr metadata", `${group.url}: the axes and the arrays' dimensions disagree`);
-  }
-  const outer = transforms(ms.coordinateTransformations, n);
-  const levels = ms.datasets.map((d, i) => {
-    const t = transforms(d.coordinateTransformations, n);
-    const scale = t.scale.map((s, k) => s * outer.scale[k]);
-    const translation = t.translation.map((x, k) => x * outer.scale[k] + outer.translation[k]);
-    return levelOf(arrays[i], d.path, scale, translation);
-  });
-  const spatial = (l) => l.scale.reduce((p, s, k) => (axes[k].type === "space" ? p * s : p), 1);
-  levels.sort((a, b) => spatial(a) - spatial(b));
-  const omero = meta.ome.omero ?? group.attributes?.omero;
-  const w = omero?.channels?.[0]?.window;
+function fromMultiscale(ms, { sharded = false } = {}) {
+  const axes = ms.axes.map((a) => ({ name: a.name, type: axisType(a.name, a.type ?? undefined), unit: a.unit ?? "" }));
+  const levels = ms.levels.map((l) => levelOf(l.array, l.path, l.scale, l.translation, sharded && Boolean(l.array.scales?.[l.array.scaleIndex]?.sharded)));
+  const precomputed = ms.format === "precomputed";
+  const w = ms.omero?.channels?.[0]?.window;
   return {
-    url: group.url,
-    format: `OME-Zarr ${meta.version}`,
-    name: ms.name || group.url.split("/").pop(),
-    dtype: arrays[0].dtype,
+    url: ms.url,
+    format: precomputed ? "Neuroglancer precomputed" : `OME-Zarr ${ms.version}`,
+    ...(precomputed ? { sharedStats: true } : {}),
+    name: ms.name || ms.url.split("/").pop(),
+    dtype: levels[0].array.dtype,
     axes,
     levels,
-    display: defaultDisplay(axes, levels[0].shape),
-    labels: "image-label" in meta.ome || arrays[0].dtype === "uint64",
+    display: precomputed ? { h: 0, v: 1 } : defaultDisplay(axes, levels[0].shape),
+    labels: precomputed ? ms.levels[0].array.attributes?.type === "segmentation" : ms.imageLabel !== null || levels[0].array.dtype === "uint64",
     window: w && Number.isFinite(w.start) && Number.isFinite(w.end) && w.end > w.start ? { lo: w.start, hi: w.end } : null,
-    close: () => closeAll(levels),
-  };
-}
-
-// --- Neuroglancer precomputed -----------------------------------------------------------------
-// One array per scale (openScale: no request beyond the first info); axes [x, y, z, channel];
-// arr.scales gives each scale's resolution (nm) and voxel offset.
-
-async function precomputed(api, url, signal, info, first = null) {
-  const scales = info.scales;
-  // Scales of one volume share its info: openScale reads none again.
-  first ??= await api.openArray(url, { ...READ, signal, format: "precomputed" });
-  const arrays = scales.map((_, i) => (i === first.scaleIndex ? first : first.openScale(i)));
-  const axes = [
-    { name: "x", type: "space", unit: "nm" },
-    { name: "y", type: "space", unit: "nm" },
-    { name: "z", type: "space", unit: "nm" },
-    { name: "channel", type: "channel", unit: "" },
-  ].slice(0, arrays[0].shape.length);
-  const levels = scales.map((s, i) => {
-    const res = [...(s.resolution ?? [1, 1, 1]), 1];
-    const off = [...(s.voxelOffset ?? s.voxel_offset ?? [0, 0, 0]), 0];
-    return levelOf(
-      arrays[i],
-      s.key ?? String(i),
-      axes.map((_, k) => res[k]),
-      axes.map((_, k) => off[k] * res[k]),
-      Boolean(s.sharded),
-    );
-  });
-  levels.sort((a, b) => a.scale[0] * a.scale[1] * a.scale[2] - b.scale[0] * b.scale[1] * b.scale[2]);
-  return {
-    url,
-    format: "Neuroglancer precomputed",
-    sharedStats: true,
-    name: url.split("/").pop(),
-    dtype: arrays[0].dtype,
-    axes,
-    levels,
-    display: { h: 0, v: 1 },
-    labels: info.type === "segmentation",
-    window: null,
-    close: () => closeAll(levels),
+    close: () => ms.close(),
   };
 }
 
@@ -294,18 +215,17 @@ async function open(api, input, { signal } = {}) {
   try {
     if (hint === "precomputed") {
       const node = await api.openArray(url, { ...READ, signal, format: "precomputed" });
-      return await precomputed(api, url, signal, { scales: node.scales, type: node.attributes?.type }, node);
+      return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { sharded: true });
     }
     // The library detects the format: Zarr v3, Zarr v2, Neuroglancer precomputed (its info).
     const node = await api.open(url, { ...READ, signal });
     if ("shape" in node) {
-      if (Array.isArray(node.scales)) {
-        return await precomputed(api, url, signal, { scales: node.scales, type: node.attributes?.type }, node);
-      }
+      if (Array.isArray(node.scales)) return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { sharded: true });
       return plainArray(node);
     }
-    const meta = omeMeta(node.attributes);
-    if (meta) return await omeMultiscales(node, meta, signal);
+    if (node.attributes?.multiscales || node.attributes?.ome?.multiscales) {
+      return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }));
+    }
     throw new DatasetError("A group without multiscales", `${node.url} is a Zarr group with no OME-Zarr "multiscales" metadata`, {
       code: "NotAnArray",
       hint: "Open one of its arrays by adding its path to the URL (Zarr v3 groups cannot be listed over HTTP).",

@@ -11,6 +11,7 @@ import { initialize } from "./module.js";
 export { open, openArray } from "./open.js";
 export { ShardedArray } from "./array.js";
 export { Group } from "./group.js";
+export { openMultiscale, Multiscale, type MultiscaleAxis, type MultiscaleLevel } from "./multiscale.js";
 export { ShardfetchError, type ErrorCode } from "./errors.js";
 export { initialize } from "./module.js";
 /** @internal Tests only (see module.ts). */

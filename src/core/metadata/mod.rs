@@ -11,6 +11,7 @@ pub mod dtype;
 pub mod grid;
 pub mod json;
 pub mod keys;
+pub mod multiscale;
 pub mod precomputed;
 pub mod v2;
 pub mod v3;

@@ -1,0 +1,117 @@
+/**
+ * `shardfetch/viv`: a multiscale image as the loader Viv's layers take (`@hms-dbmi/viv`'s own
+ * `loadOmeZarr` returns the same shape): `{ data: PixelSource[], metadata }`, one
+ * `PixelSource` per level, finest first. The package does not depend on Viv; these are plain
+ * objects with its interface.
+ * @packageDocumentation
+ */
+// From the package's entry (kept external in the build): one instance of the module, shared.
+import { openMultiscale, ShardfetchError } from "./index.js";
+import type { Multiscale, MultiscaleLevel, OpenOptions, Selection, ShardedArray, TypedArray } from "./index.js";
+
+/** Viv's names of the data types it renders. */
+export type VivDtype = "Uint8" | "Uint16" | "Uint32" | "Int8" | "Int16" | "Int32" | "Float32" | "Float64";
+
+/** Viv's `PixelData`: one plane, rows of `width`. */
+export interface PixelData {
+  data: TypedArray;
+  width: number;
+  height: number;
+}
+
+/** Indices on the axes other than y and x, by axis name (Viv's `selection`). */
+export type PixelSourceSelection = Record<string, number>;
+
+const DTYPES: Record<string, VivDtype> = {
+  uint8: "Uint8",
+  uint16: "Uint16",
+  uint32: "Uint32",
+  int8: "Int8",
+  int16: "Int16",
+  int32: "Int32",
+  float32: "Float32",
+  float64: "Float64",
+};
+
+/** One level as Viv's `PixelSource`. */
+export class ShardfetchPixelSource {
+  readonly shape: number[];
+  readonly labels: string[];
+  readonly dtype: VivDtype;
+  readonly tileSize: number;
+  readonly meta: { physicalSizes?: Record<string, { size: number; unit: string }> };
+  readonly array: ShardedArray;
+
+  constructor(level: MultiscaleLevel, ms: Multiscale) {
+    const a = level.array;
+    this.array = a;
+    this.shape = [...a.shape];
+    this.labels = ms.axes.map((x) => x.name);
+    const n = this.labels.length;
+    if (this.labels[n - 2] !== "y" || this.labels[n - 1] !== "x") {
+      throw new ShardfetchError("UnsupportedFormat", `${ms.url}: Viv needs the axes to end with y, x (they are ${this.labels.join(", ")})`, { url: ms.url });
+    }
+    const dtype = DTYPES[a.dtype];
+    if (!dtype) throw new ShardfetchError("UnsupportedDataType", `${a.url}: Viv does not render ${a.dtype}`, { url: a.url });
+    this.dtype = dtype;
+    // Viv wants a power of two: the chunks' width when it is one.
+    const w = a.chunkShape?.[n - 1] ?? 0;
+    this.tileSize = w > 0 && (w & (w - 1)) === 0 ? w : 512;
+    const physicalSizes: Record<string, { size: number; unit: string }> = {};
+    ms.axes.forEach((x, k) => {
+      if (x.type === "space") physicalSizes[x.name] = { size: level.scale[k], unit: x.unit ?? "" };
+    });
+    this.meta = { physicalSizes };
+  }
+
+  #selection(selection: PixelSourceSelection, y: [number, number] | null, x: [number, number] | null): Selection {
+    const n = this.labels.length;
+    return this.labels.map((name, k) => {
+      if (k === n - 2) return y;
+      if (k === n - 1) return x;
+      return selection[name] ?? 0;
+    });
+  }
+
+  async #plane(sel: Selection, signal?: AbortSignal): Promise<PixelData> {
+    const r = await this.array.get(sel, { signal });
+    const n = r.shape.length;
+    return { data: r.data as TypedArray, width: r.shape[n - 1], height: r.shape[n - 2] };
+  }
+
+  /** The whole y-x plane at `selection`. */
+  getRaster({ selection, signal }: { selection: PixelSourceSelection; signal?: AbortSignal }): Promise<PixelData> {
+    return this.#plane(this.#selection(selection, null, null), signal);
+  }
+
+  /** Tile (`x`, `y`) of `tileSize` (the last ones cut at the edges) at `selection`. */
+  getTile({ x, y, selection, signal }: { x: number; y: number; selection: PixelSourceSelection; signal?: AbortSignal }): Promise<PixelData> {
+    const n = this.shape.length;
+    const t = this.tileSize;
+    const ys: [number, number] = [y * t, Math.min((y + 1) * t, this.shape[n - 2])];
+    const xs: [number, number] = [x * t, Math.min((x + 1) * t, this.shape[n - 1])];
+    return this.#plane(this.#selection(selection, ys, xs), signal);
+  }
+
+  /** Viv reports a failed tile here; an aborted one is expected (the view moved). */
+  onTileError(err: Error): void {
+    if ((err as { code?: string }).code !== "Aborted") console.error(err);
+  }
+}
+
+/**
+ * Open the OME-Zarr image at `url` as Viv's loader: `{ data, metadata }`, `data` one
+ * `PixelSource` per level (finest first), `metadata` the image's OME attributes (`omero`,
+ * `multiscales`).
+ */
+export async function loadOmeZarr(url: string, options: OpenOptions = {}): Promise<{ data: ShardfetchPixelSource[]; metadata: Record<string, unknown>; multiscale: Multiscale }> {
+  const ms = await openMultiscale(url, options);
+  try {
+    const data = ms.levels.map((l) => new ShardfetchPixelSource(l, ms));
+    const metadata = { omero: ms.omero, name: ms.name, version: ms.version };
+    return { data, metadata, multiscale: ms };
+  } catch (e) {
+    ms.close();
+    throw e;
+  }
+}
