@@ -94,3 +94,25 @@ if [ ! -f "$bstamp" ] || [ tests/bundlers/package-lock.json -nt "$bstamp" ] || [
 else
   say "tests/bundlers/node_modules: up to date"
 fi
+
+# 4c. Viv and deck.gl for the Viv rendering test (tests/viv), kept apart as well.
+vstamp=tests/viv/node_modules/.package-lock.json
+if [ ! -f "$vstamp" ] || [ tests/viv/package-lock.json -nt "$vstamp" ] || [ ! -d tests/viv/node_modules/@vivjs/layers ]; then
+  say "npm ci (tests/viv)"
+  npm ci --prefix tests/viv --no-audit --no-fund </dev/null
+  touch "$vstamp"
+else
+  say "tests/viv/node_modules: up to date"
+fi
+
+# 5. The S3 API server of the tests (moto in server mode, boto3 to fill it), in its own venv.
+S3_VENV=tests/.tmp/venv-s3
+if [ -x "$S3_VENV/bin/moto_server" ] && [ "$S3_VENV/.stamp" -nt tests/s3/requirements.txt ]; then
+  say "moto (S3 API server): present"
+else
+  say "python3 -m venv $S3_VENV; pip install -r tests/s3/requirements.txt"
+  rm -rf "$S3_VENV"
+  python3 -m venv "$S3_VENV"
+  "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null
+  touch "$S3_VENV/.stamp"
+fi

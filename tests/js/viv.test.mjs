@@ -1,0 +1,80 @@
+// shardfetch/viv under Viv itself (issue 15): tests/viv/app.js, Viv 0.21's MultiscaleImageLayer
+// in deck.gl 9.2 given loadOmeZarr's PixelSources, bundled by esbuild, drawn by headless
+// Chromium's WebGL2 (software); the screen pixels are compared with the values ome-zarr-py
+// wrote, through Viv's contrast mapping.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "../server.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
+import { decodePng } from "./png.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const app = path.join(root, "tests/viv");
+const dist = path.join(app, "dist");
+const fixtures = path.join(root, "tests/fixtures");
+const manifest = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-ome.json"), "utf8"));
+
+let browser;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(app, "node_modules/@vivjs/layers")), "tests/viv dependencies (scripts/ensure-tools.sh)");
+  // `shardfetch` as an installed package (node_modules/shardfetch → pkg/), bundled with Viv.
+  const link = path.join(app, "node_modules/shardfetch");
+  fs.rmSync(link, { recursive: true, force: true });
+  fs.symlinkSync(path.relative(path.dirname(link), path.join(root, "pkg")), link, "dir");
+  fs.rmSync(dist, { recursive: true, force: true });
+  await promisify(execFile)(path.join(app, "node_modules/.bin/esbuild"), ["app.js", "--bundle", "--format=esm", "--outdir=dist", "--log-level=warning"], { cwd: app });
+  for (const f of ["worker.js", "warm.js"]) fs.copyFileSync(path.join(link, f), path.join(dist, f));
+  fs.cpSync(path.join(link, "wasm"), path.join(dist, "wasm"), { recursive: true });
+  fs.copyFileSync(path.join(app, "index.html"), path.join(dist, "index.html"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--force-color-profile=srgb"], headless: true });
+});
+after(async () => {
+  await browser?.close();
+});
+
+test("Viv's MultiscaleImageLayer draws an OME-Zarr image through shardfetch/viv: screen pixels are the writer's values", async () => {
+  const img = manifest.images.find((i) => i.name === "v04_cyx");
+  const [, H, W] = img.levels[0].shape;
+  const values = new Uint16Array(fs.readFileSync(path.join(fixtures, img.levels[0].expected)).buffer.slice(0));
+  const [lo, hi, c] = [0, 4000, 1];
+  const page = await startServer({ root: { "/app": dist } });
+  const data = await startServer({ root: { "/fixtures": fixtures } });
+  const tab = await browser.newPage({ viewport: { width: W + 40, height: H + 40 } });
+  const problems = [];
+  tab.on("pageerror", (e) => problems.push(String(e)));
+  try {
+    const url = `${data.url}/fixtures/data/${img.path}`;
+    await tab.goto(`${page.url}/app/index.html?url=${encodeURIComponent(url)}&c=${c}&lo=${lo}&hi=${hi}`);
+    await tab.waitForFunction(() => window.__drawn || window.__error, null, { timeout: 60000 });
+    const err = await tab.evaluate(() => window.__error);
+    assert.equal(err, undefined, `${err} ${problems.join(" | ")}`);
+    const shot = decodePng(await tab.locator("#view").screenshot());
+    assert.deepEqual([shot.width, shot.height], [W, H]);
+    // Viv: intensity = (v - lo) / (hi - lo), clamped, times the channel's colour (white).
+    let off = 0;
+    let worst = 0;
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const v = values[c * H * W + y * W + x];
+        const want = Math.round(Math.min(1, Math.max(0, (v - lo) / (hi - lo))) * 255);
+        const got = shot.rgba[(y * W + x) * 4];
+        const d = Math.abs(got - want);
+        worst = Math.max(worst, d);
+        if (d > 2) off++;
+      }
+    }
+    console.log(`# Viv drew ${W}×${H} px: ${off} differ from the writer's values by more than 2 (largest difference ${worst})`);
+    assert.equal(off, 0, `${off} of ${W * H} pixels differ`);
+  } finally {
+    await tab.close();
+    await page.close();
+    await data.close();
+  }
+});
