@@ -59,8 +59,8 @@ elif [ "$p" -eq 0 ]; then
 fi
 
 # --- (b2) the pure-Rust zstd path (without the C zstd feature) --------------------------------
-say "cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec (ruzstd instead of C zstd)"
-cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec 2>&1 | tee "$LOGS/cargo-ruzstd.log"
+say "cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec,jxl (ruzstd instead of C zstd)"
+cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec,jxl 2>&1 | tee "$LOGS/cargo-ruzstd.log"
 rc=${PIPESTATUS[0]}
 read -r p f < <(cargo_counts "$LOGS/cargo-ruzstd.log")
 total_pass=$((total_pass + p))

@@ -737,3 +737,39 @@ fn pcodec_needs_its_feature() {
         assert!(e.message.contains("pcodec") && e.message.contains("feature"), "{e}");
     }
 }
+
+/// Neuroglancer precomputed `jxl` (cloud-volume, lossless): read with the `jxl` feature, a typed
+/// error naming it without.
+#[test]
+fn jxl_needs_its_feature() {
+    let c = FileClient::new(Mode::Normal);
+    let k = case("cv_jxl_u8");
+    let r = block_on(open(&c, &format!("{BASE}/data/{}", k.path), k.options()));
+    match r {
+        Ok(Opened::Array(a)) if cfg!(feature = "jxl") => {
+            let got = block_on(read_region(&a, &c, &vec![Sel::All; a.metadata().shape.len()])).unwrap();
+            let want = std::fs::read(root().join(&k.expected)).unwrap();
+            assert_eq!(got.bytes.len(), want.len());
+            // The expected values in C order of the region's shape, walked through its strides.
+            let strides = &got.stride;
+            let shape = &got.shape;
+            let mut idx = vec![0u64; shape.len()];
+            for w in &want {
+                let at: u64 = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+                assert_eq!(got.bytes[at as usize], *w, "at {idx:?}");
+                for d in (0..shape.len()).rev() {
+                    idx[d] += 1;
+                    if idx[d] < shape[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
+        }
+        Err(e) if !cfg!(feature = "jxl") => {
+            assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
+            assert!(e.message.contains("jxl"), "{e}");
+        }
+        other => panic!("unexpected: {:?}", other.map(|_| ())),
+    }
+}

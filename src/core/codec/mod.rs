@@ -23,6 +23,7 @@ pub mod fixedscaleoffset;
 pub mod gzip;
 pub mod jpeg;
 pub mod json2;
+pub mod jxl;
 pub mod lz4;
 #[cfg(feature = "lzma")]
 pub mod lzma;

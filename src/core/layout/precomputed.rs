@@ -11,6 +11,7 @@ use crate::core::codec::compresso::Compresso;
 use crate::core::codec::cseg::CompressedSegmentation;
 use crate::core::codec::gzip::Gzip;
 use crate::core::codec::jpeg::{self, Jpeg};
+use crate::core::codec::jxl::{self, Jxl};
 use crate::core::codec::png::{self, Png};
 use crate::core::codec::transpose::Transpose;
 use crate::core::codec::{Chain, Codec, Decoded};
@@ -77,6 +78,15 @@ impl ScaleLayout {
                     return bad("needs data_type uint8 or uint16 and 1 to 4 channels");
                 }
                 (Vec::new(), Box::new(Png))
+            }
+            Encoding::Jxl => {
+                if !jxl::SUPPORTED {
+                    return missing("jxl");
+                }
+                if dtype != DataType::UInt8 || !matches!(nc, 1 | 3 | 4) {
+                    return bad("needs data_type uint8 and 1, 3 or 4 channels");
+                }
+                (Vec::new(), Box::new(Jxl))
             }
             Encoding::Compresso => {
                 if !matches!(dtype, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) || nc != 1

@@ -37,6 +37,8 @@ pub enum Encoding {
     Png,
     /// seung-lab's compresso (segmentation labels).
     Compresso,
+    /// JPEG XL images (8-bit).
+    Jxl,
     /// Named in the info but not readable here; opening such a scale fails.
     Other(String),
 }
@@ -49,6 +51,7 @@ impl Encoding {
             Encoding::Jpeg => "jpeg",
             Encoding::Png => "png",
             Encoding::Compresso => "compresso",
+            Encoding::Jxl => "jxl",
             Encoding::Other(s) => s,
         }
     }
@@ -194,6 +197,7 @@ impl ScaleInfo {
                 "jpeg" => Encoding::Jpeg,
                 "png" => Encoding::Png,
                 "compresso" => Encoding::Compresso,
+                "jxl" => Encoding::Jxl,
                 "compressed_segmentation" => Encoding::CompressedSegmentation(
                     positive(o.get("compressed_segmentation_block_size"), "compressed_segmentation_block_size")
                         .map_err(at)?,
