@@ -94,10 +94,11 @@ if [ -f tests/web.rs ]; then
     fail_part "test server did not start"
   else
     # The same command a developer types (no environment needed: tests/web.rs embeds the
-    # fixtures); the server URL adds the real-fetch path.
+    # fixtures); the server URL adds the real-fetch path. With the decoders outside the default
+    # build, so that their fixtures are read in the browser too (Node reads the default package).
     SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
       WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver 2>&1 | tee "$LOGS/cargo-wasm.log"
+      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver --features lzma,pcodec,jxl 2>&1 | tee "$LOGS/cargo-wasm.log"
     rc=${PIPESTATUS[0]}
     read -r p f < <(cargo_counts "$LOGS/cargo-wasm.log")
     total_pass=$((total_pass + p))
