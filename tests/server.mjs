@@ -33,6 +33,7 @@
 // root is a dir, a `/prefix=dir` spec, an array of those, or an object {"/prefix": dir}.
 
 import http from "node:http";
+import net from "node:net";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -177,6 +178,18 @@ function makeLink({ latencyMs = 0, mbps = 0 } = {}) {
       return true;
     },
   };
+}
+
+/** A TCP port free on loopback now (for a server another program starts: nginx, moto). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
 }
 
 export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec } = {}) {

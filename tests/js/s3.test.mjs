@@ -7,11 +7,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { freePort } from "../server.mjs";
 import { checkFixtures, loadManifests } from "./check-fixtures.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,17 +23,6 @@ const manifest = await loadManifests(async (rel) => JSON.parse(fs.readFileSync(p
 const loadExpected = async (rel) => new Uint8Array(fs.readFileSync(path.join(fixturesDir, rel)));
 const KEY = "test";
 const SECRET = "test";
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
 
 /**
  * A presigned URL (S3 query-string authentication) of `url` for `method`: what a backend

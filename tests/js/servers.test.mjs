@@ -5,12 +5,11 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
-import { startServer } from "../server.mjs";
+import { freePort, startServer } from "../server.mjs";
 import { checkFixtures, loadManifests } from "./check-fixtures.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
@@ -22,17 +21,6 @@ const NGINX = process.env.NGINX_PATH ?? "/usr/sbin/nginx";
 const api = await import(pathToFileURL(path.join(root, "pkg/index.js")).href);
 const manifest = await loadManifests(async (rel) => JSON.parse(fs.readFileSync(path.join(fixturesDir, rel), "utf8")));
 const loadExpected = async (rel) => new Uint8Array(fs.readFileSync(path.join(fixturesDir, rel)));
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on("error", reject);
-  });
-}
 
 /** A stock static site, plus what a user adds for a viewer on another origin. */
 function nginxConf(port) {

@@ -31,15 +31,8 @@ pub fn bunzip2(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     let mut d = bzip2::Decompress::new(false);
     let mut out: Vec<u8> = Vec::new();
     loop {
-        // Grow by doubling (from 4× the input), never past the limit (+1 to detect overshoot).
         if out.len() == out.capacity() {
-            if out.len() > limit {
-                return err(ErrorCode::CorruptChunk, format!("bz2: decompresses to more than {limit} bytes"));
-            }
-            let want = out.capacity().max(data.len().saturating_mul(4)).max(4096).min(limit.saturating_add(1) - out.len());
-            if out.try_reserve_exact(want.max(1)).is_err() {
-                return err(ErrorCode::TooLarge, format!("bz2: cannot allocate {} bytes", out.len() + want));
-            }
+            super::grow_output(&mut out, data.len(), limit, "bz2")?;
         }
         let consumed = usize::try_from(d.total_in()).unwrap_or(usize::MAX).min(data.len());
         let before = out.len();

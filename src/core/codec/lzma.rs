@@ -51,13 +51,7 @@ pub fn unxz(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     let mut pos = 0;
     loop {
         if out.len() == out.capacity() {
-            if out.len() > limit {
-                return err(ErrorCode::CorruptChunk, format!("lzma: decompresses to more than {limit} bytes"));
-            }
-            let want = out.capacity().max(data.len().saturating_mul(4)).max(4096).min(limit.saturating_add(1) - out.len());
-            if out.try_reserve_exact(want.max(1)).is_err() {
-                return err(ErrorCode::TooLarge, format!("lzma: cannot allocate {} bytes", out.len() + want));
-            }
+            super::grow_output(&mut out, data.len(), limit, "lzma")?;
         }
         let start = out.len();
         out.resize(out.capacity(), 0);

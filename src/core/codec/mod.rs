@@ -119,6 +119,22 @@ pub(crate) fn compressed_bound(n: usize) -> usize {
     n.saturating_add(n / 8).saturating_add(1024)
 }
 
+/// A streaming decoder's output buffer, full: room for more — doubling from 4× the input, never
+/// past `limit` (+1, to see an overshoot) — or the error (`codec` names it) when it is past the
+/// limit or cannot grow.
+#[cfg(any(feature = "bz2", feature = "lzma"))]
+pub(crate) fn grow_output(out: &mut Vec<u8>, input: usize, limit: usize, codec: &str) -> Result<()> {
+    use crate::core::error::{err, ErrorCode};
+    if out.len() > limit {
+        return err(ErrorCode::CorruptChunk, alloc::format!("{codec}: decompresses to more than {limit} bytes"));
+    }
+    let want = out.capacity().max(input.saturating_mul(4)).max(4096).min(limit.saturating_add(1) - out.len()).max(1);
+    if out.try_reserve_exact(want).is_err() {
+        return err(ErrorCode::TooLarge, alloc::format!("{codec}: cannot allocate {} bytes", out.len() + want));
+    }
+    Ok(())
+}
+
 /// Encoded images (and label tables) can exceed the raw size: headers, noisy pixels.
 pub(crate) fn image_bound(n: usize) -> usize {
     n.saturating_mul(4).saturating_add(1 << 16).min(crate::core::error::MAX_ALLOC as usize)
