@@ -1,6 +1,8 @@
 //! Neuroglancer precomputed volumes written by tensorstore (`tests/fixtures/generate_precomputed.py`),
 //! read chunk by chunk through `Layout::locate` + `shard::locate` + `Store::read` + `Layout::decode` over an
 //! in-memory HTTP client, and compared with what tensorstore read back.
+mod common;
+
 use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::codec::{jpeg, png, Decoded};
@@ -48,36 +50,12 @@ impl HttpClient for Files {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         self.log.borrow_mut().push((req.url.to_string(), req.range.clone()));
         let rel = req.url.strip_prefix(BASE).ok_or_else(|| Error::new(ErrorCode::Network, "bad host"))?;
-        let Ok(mut body) = std::fs::read(root().join(rel.trim_start_matches('/'))) else {
-            return Ok(Response { status: 404, ..Default::default() });
+        let body = std::fs::read(root().join(rel.trim_start_matches('/'))).ok();
+        let body = match (&self.patch, body) {
+            (Some(p), Some(b)) => Some(p(rel, b)),
+            (_, b) => b,
         };
-        if let Some(p) = &self.patch {
-            body = p(rel, body);
-        }
-        let size = body.len() as u64;
-        if req.method == Method::Head {
-            return Ok(Response { status: 200, content_length: Some(size), ..Default::default() });
-        }
-        let Some(range) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
-            return Ok(Response { status: 200, content_length: Some(size), body, ..Default::default() });
-        };
-        let (a, b) = range.split_once('-').unwrap();
-        let (start, end) = if a.is_empty() {
-            (size.saturating_sub(b.parse().unwrap()), size)
-        } else {
-            let a: u64 = a.parse().unwrap();
-            if a >= size {
-                return Ok(Response { status: 416, ..Default::default() });
-            }
-            (a, (b.parse::<u64>().unwrap() + 1).min(size))
-        };
-        Ok(Response {
-            retry_after: None,
-            status: 206,
-            content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
-            content_length: Some(end - start),
-            body: body[start as usize..end as usize].to_vec(),
-        })
+        Ok(common::static_answer(req.method, req.range.as_deref(), body.as_deref()))
     }
 }
 

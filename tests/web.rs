@@ -7,9 +7,9 @@
 #![cfg(target_arch = "wasm32")]
 mod common;
 
-use common::{all_cases, check_case, check_group, fetch_all};
+use common::{all_cases, check_case, check_group, fetch_all, static_answer};
 use js_sys::{Function, Object, Promise, Reflect};
-use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::storage::{HttpClient, Request, Response};
 use shardfetch::core::Result as CoreResult;
 use shardfetch::FetchClient;
 use wasm_bindgen::prelude::Closure;
@@ -58,40 +58,15 @@ fn api_base() -> (String, JsValue) {
     (EMBEDDED.to_string(), options.into())
 }
 
-/// The embedded fixtures as a static server: GET (whole, `bytes=a-b`, `bytes=-n`), HEAD, 404.
+/// The embedded fixtures as a static server.
 #[derive(Clone, Copy)]
 struct Embedded;
 
 impl HttpClient for Embedded {
     async fn send(&self, req: Request<'_>) -> CoreResult<Response> {
         let rel = req.url.strip_prefix(EMBEDDED).unwrap_or(req.url).trim_start_matches('/');
-        let Some((_, body)) = FIXTURES.iter().find(|(p, _)| *p == rel) else {
-            return Ok(Response { status: 404, ..Default::default() });
-        };
-        let size = body.len() as u64;
-        if req.method == Method::Head {
-            return Ok(Response { status: 200, content_length: Some(size), ..Default::default() });
-        }
-        let Some(range) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
-            return Ok(Response { status: 200, content_length: Some(size), body: body.to_vec(), ..Default::default() });
-        };
-        let (a, b) = range.split_once('-').unwrap_or((range, ""));
-        let (start, end) = match (a.parse::<u64>(), b.parse::<u64>()) {
-            (Err(_), Ok(n)) => (size.saturating_sub(n), size),
-            (Ok(a), Ok(b)) => (a, (b + 1).min(size)),
-            (Ok(a), Err(_)) => (a, size),
-            _ => return Ok(Response { status: 400, ..Default::default() }),
-        };
-        if start >= size {
-            return Ok(Response { status: 416, content_range: Some(format!("bytes */{size}")), ..Default::default() });
-        }
-        Ok(Response {
-            status: 206,
-            content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
-            content_length: Some(end - start),
-            retry_after: None,
-            body: body[start as usize..end as usize].to_vec(),
-        })
+        let body = FIXTURES.iter().find(|(p, _)| *p == rel).map(|(_, b)| *b);
+        Ok(static_answer(req.method, req.range.as_deref(), body))
     }
 }
 

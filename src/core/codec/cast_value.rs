@@ -3,10 +3,10 @@
 //! `rounding` (to integers) and `out_of_range` (`clamp`, `wrap`); anything else is an error.
 //! Casts to floats round to nearest-even (every `rounding` agrees when the cast widens, which
 //! is what decoding usually does).
-use super::numeric::{is_float, numeric, read, write, Num};
+use super::numeric::{is_float, numeric, try_map, Num};
 use super::scale_offset::{int_fits, scalar};
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, zeroed, ErrorCode, Error, Result};
+use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, ErrorCode, Error, Result};
 use crate::core::metadata::DataType;
 use alloc::format;
 use alloc::string::String;
@@ -163,16 +163,9 @@ impl Codec for CastValue {
         self.stored
     }
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
-        let (s, t) = (self.stored, ctx.dtype);
         let n = checked_bytes(ctx.shape, 1)?;
-        if data.bytes.len() != n * s.size() {
-            return Err(corrupt_chunk(format!("cast_value: {} bytes for {n} elements of {}", data.bytes.len(), s.name())));
-        }
-        let mut out = zeroed(checked_bytes(&[n as u64], t.size() as u64)?)?;
-        for i in 0..n {
-            write(t, self.cast(read(s, &data.bytes, i), t)?, &mut out, i);
-        }
-        Ok(Decoded { bytes: out, ..data })
+        let bytes = try_map(&data.bytes, self.stored, ctx.dtype, n, "cast_value", |v| self.cast(v, ctx.dtype))?;
+        Ok(Decoded { bytes, ..data })
     }
 }
 

@@ -31,10 +31,7 @@ impl Codec for Jxl {
     }
     /// `ctx.shape` is the chunk's `[x, y, z, channel]`; the output interleaves the channels.
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
-        let (voxels, channels) = super::image_geometry(ctx.shape)?;
-        let bytes = decode_jxl(&data.bytes, voxels, channels)?;
-        let [nx, ny, nc] = [ctx.shape[0], ctx.shape[1], channels];
-        Ok(Decoded::elements(bytes, alloc::vec![nc, nx * nc, nx * ny * nc, 1]))
+        super::interleaved_image(&data, ctx, decode_jxl)
     }
 }
 

@@ -140,6 +140,19 @@ pub(crate) fn image_bound(n: usize) -> usize {
     n.saturating_mul(4).saturating_add(1 << 16).min(crate::core::error::MAX_ALLOC as usize)
 }
 
+/// A precomputed image chunk (`ctx.shape` `[x, y, z, channel]`) decoded by `decode(bytes,
+/// voxels, channels)` into voxels in order (x fastest) with the channels interleaved.
+pub(crate) fn interleaved_image(
+    data: &Decoded,
+    ctx: &Ctx,
+    decode: impl FnOnce(&[u8], u64, u64) -> Result<Vec<u8>>,
+) -> Result<Decoded> {
+    let (voxels, channels) = image_geometry(ctx.shape)?;
+    let bytes = decode(&data.bytes, voxels, channels)?;
+    let [nx, ny, nc] = [ctx.shape[0], ctx.shape[1], channels];
+    Ok(Decoded::elements(bytes, alloc::vec![nc, nx * nc, nx * ny * nc, 1]))
+}
+
 /// A precomputed chunk `[x, y, z, channel]`: its voxels and channels.
 pub(crate) fn image_geometry(shape: &[u64]) -> Result<(u64, u64)> {
     match shape {

@@ -96,12 +96,24 @@ pub fn map(
     codec: &str,
     mut f: impl FnMut(Num) -> Num,
 ) -> Result<Vec<u8>> {
+    try_map(data, from, to, n, codec, |v| Ok(f(v)))
+}
+
+/// As [`map`], with a conversion that can fail (a value the type cannot hold).
+pub fn try_map(
+    data: &[u8],
+    from: DataType,
+    to: DataType,
+    n: usize,
+    codec: &str,
+    mut f: impl FnMut(Num) -> Result<Num>,
+) -> Result<Vec<u8>> {
     if data.len() != n * from.size() {
         return Err(corrupt_chunk(format!("{codec}: {} bytes, expected {n} elements of {}", data.len(), from.name())));
     }
     let mut out = zeroed(checked_bytes(&[n as u64], to.size() as u64)?)?;
     for i in 0..n {
-        write(to, f(read(from, data, i)), &mut out, i);
+        write(to, f(read(from, data, i))?, &mut out, i);
     }
     Ok(out)
 }

@@ -1,9 +1,9 @@
 //! zarr-extensions `scale_offset` (zarrita.js reads it): encoded `(x - offset) * scale`,
 //! decoded `x / scale + offset` in the array's own arithmetic; a result the type cannot hold is
 //! an error, never a wrapped value.
-use super::numeric::{is_float, numeric, read, write, Num};
+use super::numeric::{is_float, numeric, read, try_map, Num};
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, zeroed, ErrorCode, Result};
+use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, ErrorCode, Result};
 use crate::core::metadata::dtype::FillValue;
 use crate::core::metadata::DataType;
 use alloc::format;
@@ -72,12 +72,8 @@ impl Codec for ScaleOffset {
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
         let t = ctx.dtype;
         let n = checked_bytes(ctx.shape, 1)?;
-        if data.bytes.len() != n * t.size() {
-            return Err(corrupt_chunk(format!("scale_offset: {} bytes for {n} elements of {}", data.bytes.len(), t.name())));
-        }
-        let mut out = zeroed(data.bytes.len())?;
-        for i in 0..n {
-            let v = match (read(t, &data.bytes, i), self.scale, self.offset) {
+        let bytes = try_map(&data.bytes, t, t, n, "scale_offset", |x| {
+            Ok(match (x, self.scale, self.offset) {
                 (Num::Int(x), Num::Int(s), Num::Int(o)) => {
                     // In 64 bits, as the types are (128-bit division would cost the module KBs).
                     let y = if t == DataType::UInt64 {
@@ -93,10 +89,9 @@ impl Codec for ScaleOffset {
                     Num::Float(f64::from(x.as_f64() as f32 / s.as_f64() as f32 + o.as_f64() as f32))
                 }
                 (x, s, o) => Num::Float(x.as_f64() / s.as_f64() + o.as_f64()),
-            };
-            write(t, v, &mut out, i);
-        }
-        Ok(Decoded { bytes: out, ..data })
+            })
+        })?;
+        Ok(Decoded { bytes, ..data })
     }
 }
 
