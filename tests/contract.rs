@@ -96,6 +96,15 @@ fn error_codes_agree_everywhere() {
     for c in ErrorCode::ALL.iter().map(|c| c.as_str()).chain(wrapper) {
         assert!(documented.contains(c), "README's Errors section lacks {c}");
     }
+    // …and names no code that does not exist.
+    let known: BTreeSet<String> = ErrorCode::ALL.iter().map(|c| c.as_str()).chain(wrapper).map(String::from).collect();
+    for d in &documented {
+        let code_like = d.chars().next().is_some_and(char::is_uppercase) && d.chars().all(char::is_alphanumeric);
+        assert!(
+            !code_like || d == "ShardfetchError" || known.contains(d),
+            "README's Errors section names {d}, no such code"
+        );
+    }
     let errors_ts = read("pkg-template/src/errors.ts");
     assert!(errors_ts.contains("export type ErrorCode = CoreErrorCode | \"Closed\" | \"Internal\" | \"Unknown\";"));
 }
@@ -116,4 +125,36 @@ fn first_metadata_url_follows_the_shared_table() {
 fn the_field_reader_reads_fields() {
     let ts = "export interface A extends B {\n  /** x: y */\n  a?: number;\n  b: (i: number) => void;\n  c: { d: string };\n}";
     assert_eq!(fields(ts, "A"), ["a", "b", "c"].map(String::from).into());
+}
+
+/// The string keys between `from` and the next `until` in `text` that follow `call` (e.g. the
+/// `"x"` of `set(&o, "x", …)`).
+fn keys_after(text: &str, from: &str, until: &str, call: &str) -> BTreeSet<String> {
+    let at = text.find(from).unwrap_or_else(|| panic!("no {from:?}"));
+    let body = &text[at..];
+    let body = &body[..body.find(until).unwrap_or_else(|| panic!("no {until:?} after {from:?}"))];
+    body.split(call).skip(1).filter_map(|s| s.split('"').next().map(String::from)).collect()
+}
+
+/// The binding reads and writes the shapes of the contract by their keys, spelled by hand:
+/// they are the contract's, every one of them.
+#[test]
+fn the_binding_spells_the_contracts_keys() {
+    let convert = read("src/wasm/convert.rs");
+    let array = read("src/wasm/array.rs");
+    let group = read("src/wasm/group.rs");
+    let options = keys_after(&convert, "pub fn parse_options(", "\n}\n", "get(options, \"");
+    assert_eq!(options, fields(CONTRACT, "WasmOptions"), "parse_options vs WasmOptions");
+    let retry = keys_after(&convert, "pub fn parse_options(", "\n}\n", "num(\"");
+    assert_eq!(retry, fields(CONTRACT, "WasmRetry"), "parse_options' retry vs WasmRetry");
+    let stats = keys_after(&array, "pub fn stats(", "o.into()", "set(&o, \"");
+    assert_eq!(stats, fields(CONTRACT, "WasmStats"), "WasmArray.stats vs WasmStats");
+    let meta = keys_after(&array, "pub fn meta(", "o.into()", "set(&o, \"");
+    assert_eq!(meta, fields(CONTRACT, "WasmArrayMeta"), "WasmArray.meta vs WasmArrayMeta");
+    let scale = keys_after(&array, "fn scales_of(", "\n}\n", "\"");
+    let scale: BTreeSet<String> =
+        scale.into_iter().filter(|k| k.chars().all(char::is_alphanumeric) && !k.is_empty()).collect();
+    assert_eq!(scale, fields(CONTRACT, "WasmScale"), "scales_of vs WasmScale");
+    let group_meta = keys_after(&group, "pub fn meta(", "o.into()", "set(&o, \"");
+    assert_eq!(group_meta, fields(CONTRACT, "WasmGroupMeta"), "WasmGroup.meta vs WasmGroupMeta");
 }

@@ -2,10 +2,11 @@
 //! imports only the layers below it, and each layer's module doc says what it may import (and
 //! nothing it imports is missing from that list).
 //!
-//! Modules are files. Module A depends on module B when A's code names a path into B
-//! (`use` or an inline `crate::`/`super::`/`self::` path), resolved to the longest module
-//! prefix. Re-exports (`pub use`) and `mod` declarations are namespace plumbing, not
-//! dependencies: a `mod.rs` may re-export its children while they import its own items.
+//! Modules are files. Module A depends on module B when A's code names a path into B (`use`,
+//! an inline `crate::`/`super::`/`self::` path, or a bare path into one of A's child
+//! modules), resolved to the longest module prefix and then through re-exports to the file
+//! that defines the item. A `mod.rs` re-exporting its own descendants (`pub use`) and `mod`
+//! declarations are namespace plumbing, not dependencies; any other `pub use` is one.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -86,7 +87,7 @@ fn code_only(text: &str) -> String {
 /// Expand `a::{b, c::{d, e}}` into full paths.
 fn expand(tree: &str) -> Vec<String> {
     let tree = tree.trim();
-    let Some(open) = tree.find('{') else { return vec![tree.split(" as ").next().unwrap().trim().to_string()] };
+    let Some(open) = tree.find('{') else { return vec![tree.to_string()] };
     let prefix = tree[..open].trim_end_matches("::");
     let inner = &tree[open + 1..tree.rfind('}').unwrap()];
     let (mut depth, mut start, mut items) = (0, 0, Vec::new());
@@ -110,9 +111,17 @@ fn expand(tree: &str) -> Vec<String> {
         .collect()
 }
 
-/// Every path the code names: `use` trees (not `pub use`) and inline `crate::`, `super::`,
-/// `self::` paths.
-fn paths(code: &str) -> Vec<String> {
+/// `a::b as c` → (`a::b`, the name it is known by: `c`).
+fn alias(p: &str) -> (String, String) {
+    let (path, name) = match p.split_once(" as ") {
+        Some((path, name)) => (path.trim(), name.trim()),
+        None => (p.trim(), p.trim().rsplit("::").next().unwrap_or("")),
+    };
+    (path.to_string(), name.to_string())
+}
+
+/// The `use` statements of the code: (public, path, name it is known by).
+fn uses(code: &str) -> Vec<(bool, String, String)> {
     let mut out = Vec::new();
     let mut rest = code;
     while let Some(k) = rest.find("use ") {
@@ -121,20 +130,35 @@ fn paths(code: &str) -> Vec<String> {
         let line_start = before.rfind('\n').map_or(0, |n| n + 1);
         let head = before[line_start..].trim();
         let end = rest[k..].find(';').map_or(rest.len(), |e| k + e);
-        if word_start && (head.is_empty() || head.starts_with('#')) {
-            out.extend(expand(&rest[k + 4..end]));
+        let public = head.starts_with("pub");
+        if word_start && (head.is_empty() || head.starts_with('#') || public) {
+            for p in expand(&rest[k + 4..end]) {
+                let (path, name) = alias(&p);
+                out.push((public, path, name));
+            }
         }
         rest = &rest[end.min(rest.len())..];
         if rest.starts_with(';') {
             rest = &rest[1..];
         }
     }
+    out
+}
+
+/// Every path the code names: `use` trees (not `pub use`), inline `crate::`, `super::`,
+/// `self::` paths, and inline paths into the module's own children (`child::f()`).
+fn paths(code: &str, children: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = uses(code).into_iter().filter(|u| !u.0).map(|u| u.1).collect();
     let code = &without_uses(code);
-    for root in ["crate::", "super::", "self::"] {
+    let roots: Vec<String> =
+        ["crate", "super", "self"].iter().map(|r| r.to_string()).chain(children.iter().cloned()).collect();
+    for root in &roots {
+        let root = format!("{root}::");
         let mut at = 0;
-        while let Some(k) = code[at..].find(root) {
+        while let Some(k) = code[at..].find(&root) {
             let k = at + k;
-            let ok = k == 0 || !(code.as_bytes()[k - 1].is_ascii_alphanumeric() || code.as_bytes()[k - 1] == b':');
+            let before = k.checked_sub(1).map(|j| code.as_bytes()[j]);
+            let ok = before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b':'));
             let end =
                 code[k..].find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':')).map_or(code.len(), |e| k + e);
             if ok {
@@ -167,8 +191,21 @@ fn without_uses(code: &str) -> String {
     out
 }
 
-/// The module a path leads into: the longest prefix that is a module, from `me`.
-fn resolve(path: &str, me: &[String], modules: &BTreeSet<Vec<String>>) -> Option<Vec<String>> {
+/// The modules of `src/` and what each re-exports (`pub use`): name → path, from that module.
+struct Tree {
+    modules: BTreeSet<Vec<String>>,
+    reexports: BTreeMap<Vec<String>, Vec<(String, String)>>,
+}
+
+/// The module a path leads into, from `me`: the longest prefix that is a module — followed
+/// through re-exports to the module that defines the item (`crate::core::storage::Store` →
+/// `core::storage::store`). A path starting with a child module's name is relative (Rust
+/// 2018); other bare paths are extern crates or local names: `None`.
+fn resolve(path: &str, me: &[String], tree: &Tree) -> Option<Vec<String>> {
+    resolve_at(path, me, tree, 0)
+}
+
+fn resolve_at(path: &str, me: &[String], tree: &Tree, depth: usize) -> Option<Vec<String>> {
     let mut parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
     // `self` is the module itself (a mod.rs file is its folder's module).
     let mut base: Vec<String> = me.to_vec();
@@ -186,12 +223,26 @@ fn resolve(path: &str, me: &[String], modules: &BTreeSet<Vec<String>>) -> Option
         Some("self") => {
             parts.remove(0);
         }
+        Some(first) if tree.modules.contains(&[me, &[first.to_string()]].concat()) => {}
         // Extern crates (alloc, core, serde_json, …) and local names.
         _ => return None,
     }
     let mut full = base;
     full.extend(parts.iter().map(|p| p.to_string()));
-    (0..=full.len()).rev().map(|n| full[..n].to_vec()).find(|m| modules.contains(m))
+    let n = (0..=full.len()).rev().find(|&n| tree.modules.contains(&full[..n].to_vec()))?;
+    let m = full[..n].to_vec();
+    // An item the module re-exports: where it comes from.
+    if let (Some(item), true) = (full.get(n), depth < 8) {
+        let found = tree.reexports.get(&m).and_then(|r| r.iter().find(|(name, _)| name == item));
+        if let Some((_, from)) = found {
+            let rest: Vec<&str> = full[n + 1..].iter().map(String::as_str).collect();
+            let target = if rest.is_empty() { from.clone() } else { format!("{from}::{}", rest.join("::")) };
+            if let Some(t) = resolve_at(&target, &m, tree, depth + 1) {
+                return Some(t);
+            }
+        }
+    }
+    Some(m)
 }
 
 struct Graph {
@@ -204,6 +255,13 @@ fn graph() -> Graph {
     let mut list = Vec::new();
     files(&src(), &mut list);
     let modules: BTreeSet<Vec<String>> = list.iter().map(|p| module_of(p)).collect();
+    // Test modules may reach anywhere.
+    let code = |p: &PathBuf| code_only(std::fs::read_to_string(p).unwrap().split("#[cfg(test)]").next().unwrap());
+    let reexports = list
+        .iter()
+        .map(|p| (module_of(p), uses(&code(p)).into_iter().filter(|u| u.0).map(|u| (u.2, u.1)).collect()))
+        .collect();
+    let tree = Tree { modules, reexports };
     let mut deps = BTreeMap::new();
     let mut docs = BTreeMap::new();
     for p in &list {
@@ -211,12 +269,27 @@ fn graph() -> Graph {
         let text = std::fs::read_to_string(p).unwrap();
         let doc: String = text.lines().take_while(|l| l.starts_with("//!")).collect::<Vec<_>>().join("\n");
         docs.insert(me.clone(), doc);
-        // Test modules may reach anywhere.
-        let text = text.split("#[cfg(test)]").next().unwrap();
+        let code = code(p);
+        let children: Vec<String> = tree
+            .modules
+            .iter()
+            .filter(|m| m.len() == me.len() + 1 && m.starts_with(&me))
+            .map(|m| m[me.len()].clone())
+            .collect();
         let mut set = BTreeSet::new();
-        for path in paths(&code_only(text)) {
-            match resolve(&path, &me, &modules) {
+        for path in paths(&code, &children) {
+            match resolve(&path, &me, &tree) {
                 Some(m) if m != me => {
+                    set.insert(m);
+                }
+                _ => {}
+            }
+        }
+        // A re-export of the module's own descendants is namespace plumbing; of anything
+        // else, a dependency (a lower layer re-exporting an upper layer's item is caught).
+        for (_, path, _) in uses(&code).into_iter().filter(|u| u.0) {
+            match resolve(&path, &me, &tree) {
+                Some(m) if !m.starts_with(&me) => {
                     set.insert(m);
                 }
                 _ => {}
@@ -344,8 +417,30 @@ fn each_layer_says_what_it_may_import() {
 
 #[test]
 fn the_checker_sees_paths() {
-    assert_eq!(expand("super::{a, b::{c, d}, e as f}"), ["super::a", "super::b::c", "super::b::d", "super::e"]);
-    let code =
-        code_only("use crate::x::Y; // crate::z\npub use self::w;\nfn f() { super::q::r(); let s = \"crate::no\"; }");
-    assert_eq!(paths(&code), ["crate::x::Y", "super::q::r"]);
+    assert_eq!(expand("super::{a, b::{c, d}, e as f}"), ["super::a", "super::b::c", "super::b::d", "super::e as f"]);
+    let code = code_only(
+        "use crate::x::Y; // crate::z\npub use self::w;\nfn f() { super::q::r(); kid::g(); other::h(); let s = \"crate::no\"; }",
+    );
+    assert_eq!(paths(&code, &["kid".to_string()]), ["crate::x::Y", "super::q::r", "kid::g"]);
+    assert_eq!(uses(&code)[1], (true, "self::w".to_string(), "w".to_string()));
+}
+
+/// The blind spots the checker once had, each shown to be seen now: a path through a parent's
+/// re-export leads to the defining file; a bare path into a child module is relative; a
+/// `pub use` of another layer's item is a dependency.
+#[test]
+fn the_checker_resolves_reexports_and_relative_paths() {
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let tree = Tree {
+        modules: ["", "core", "core::a", "core::a::inner", "core::b"]
+            .iter()
+            .map(|s| if s.is_empty() { vec![] } else { m(s) })
+            .collect(),
+        reexports: [(m("core::a"), vec![("Thing".to_string(), "inner::Thing".to_string())])].into_iter().collect(),
+    };
+    assert_eq!(resolve("crate::core::a::Thing", &m("core::b"), &tree), Some(m("core::a::inner")));
+    assert_eq!(resolve("super::a::Thing::new", &m("core::b"), &tree), Some(m("core::a::inner")));
+    assert_eq!(resolve("crate::core::a::Other", &m("core::b"), &tree), Some(m("core::a")));
+    assert_eq!(resolve("inner::f", &m("core::a"), &tree), Some(m("core::a::inner")));
+    assert_eq!(resolve("serde_json::Value", &m("core::a"), &tree), None);
 }

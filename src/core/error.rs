@@ -100,6 +100,17 @@ pub(crate) fn corrupt_chunk(message: impl ToString) -> Error {
     Error::new(ErrorCode::CorruptChunk, message.to_string())
 }
 
+/// A `CorruptChunk` error of one codec: `"{codec}: {why}"`.
+pub(crate) fn corrupt_in(codec: &str, why: impl fmt::Display) -> Error {
+    corrupt_dyn(codec, &why)
+}
+
+// One copy of the formatting, whatever the callers pass (wasm size).
+#[inline(never)]
+fn corrupt_dyn(codec: &str, why: &dyn fmt::Display) -> Error {
+    Error::new(ErrorCode::CorruptChunk, alloc::format!("{codec}: {why}"))
+}
+
 /// A `CorruptShard` error.
 pub(crate) fn corrupt_shard(message: impl ToString) -> Error {
     Error::new(ErrorCode::CorruptShard, message.to_string())

@@ -16,7 +16,10 @@ pub enum Sum {
     Crc32c,
     Fletcher32,
     /// Seed, and bytes hashed before the data.
-    JenkinsLookup3 { initval: u32, prefix: Vec<u8> },
+    JenkinsLookup3 {
+        initval: u32,
+        prefix: Vec<u8>,
+    },
 }
 
 #[derive(Debug)]
@@ -36,10 +39,9 @@ impl Checksum32 {
             "jenkins_lookup3" => {
                 let initval = match conf.get("initval") {
                     None | Some(Value::Null) => 0,
-                    Some(v) => v
-                        .as_u64()
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or_else(|| invalid(format!("jenkins_lookup3 initval {v} is not a 32-bit unsigned integer")))?,
+                    Some(v) => v.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(|| {
+                        invalid(format!("jenkins_lookup3 initval {v} is not a 32-bit unsigned integer"))
+                    })?,
                 };
                 let prefix = match conf.get("prefix") {
                     None | Some(Value::Null) => Vec::new(),
@@ -239,5 +241,33 @@ mod tests {
             }
             ((b << 16) | a) as u32
         });
+    }
+
+    /// Each checksum strips itself from a good chunk, and reports a damaged one as
+    /// `ChecksumMismatch` (not retried, not `CorruptChunk`); a chunk too short to hold it is
+    /// `CorruptChunk`.
+    #[test]
+    fn a_damaged_chunk_is_a_checksum_mismatch() {
+        use crate::core::metadata::DataType;
+        let ctx = Ctx { shape: &[8], dtype: DataType::UInt8, limit: 1 << 20 };
+        let payload = b"shardfetch".to_vec();
+        for name in ["crc32", "adler32", "crc32c", "fletcher32", "jenkins_lookup3"] {
+            let c = Checksum32::parse(name, &Map::new()).unwrap().unwrap();
+            let sum = match &c.sum {
+                Sum::Crc32 => crc32fast::hash(&payload),
+                Sum::Adler32 => adler32(&payload),
+                Sum::Crc32c => crc32c::crc32c(&payload),
+                Sum::Fletcher32 => fletcher32(&payload),
+                Sum::JenkinsLookup3 { initval, .. } => jenkins_lookup3(&payload, *initval),
+            }
+            .to_le_bytes();
+            let framed: Vec<u8> =
+                if c.at_end { [&payload[..], &sum].concat() } else { [&sum[..], &payload[..]].concat() };
+            assert_eq!(c.decode(Decoded::bytes(framed.clone()), &ctx).unwrap().bytes, payload, "{name}");
+            let mut bad = framed;
+            bad[6] ^= 1;
+            assert_eq!(c.decode(Decoded::bytes(bad), &ctx).unwrap_err().code, ErrorCode::ChecksumMismatch, "{name}");
+            assert_eq!(c.decode(Decoded::bytes(b"abc".to_vec()), &ctx).unwrap_err().code, ErrorCode::CorruptChunk);
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! numbered in the order of their first voxel (x fastest), per slice for connectivity 4 — what
 //! cc3d's two-pass labelling gives — so no union-find order needs reproducing.
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{checked_bytes, corrupt_chunk, zeroed, Error, Result};
+use crate::core::error::{checked_bytes, corrupt_in, zeroed, Error, Result};
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -17,15 +17,11 @@ const HEADER: usize = 36;
 #[derive(Debug)]
 pub struct Compresso;
 
-fn bad(why: impl core::fmt::Display) -> Error {
-    corrupt_chunk(format!("compresso: {why}"))
-}
-
 /// A little-endian unsigned integer of `width` bytes at `at`.
 fn word(b: &[u8], at: usize, width: usize) -> Result<u64> {
     let s = b
-        .get(at..at.checked_add(width).ok_or_else(|| bad("offset overflows"))?)
-        .ok_or_else(|| bad("truncated stream"))?;
+        .get(at..at.checked_add(width).ok_or_else(|| corrupt_in("compresso", "offset overflows"))?)
+        .ok_or_else(|| corrupt_in("compresso", "truncated stream"))?;
     Ok(s.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
 }
 
@@ -45,7 +41,7 @@ struct Header {
 impl Header {
     fn parse(b: &[u8]) -> Result<Header> {
         if b.len() < HEADER || &b[..4] != b"cpso" {
-            return Err(bad("not a compresso stream"));
+            return Err(corrupt_in("compresso", "not a compresso stream"));
         }
         let n = |at, w| word(b, at, w);
         let h = Header {
@@ -55,20 +51,21 @@ impl Header {
             sy: n(8, 2)? as usize,
             sz: n(10, 2)? as usize,
             steps: [b[12] as usize, b[13] as usize, b[14] as usize],
-            id_size: usize::try_from(n(15, 8)?).map_err(|_| bad("id_size overflows"))?,
+            id_size: usize::try_from(n(15, 8)?).map_err(|_| corrupt_in("compresso", "id_size overflows"))?,
             value_size: n(23, 4)? as usize,
-            location_size: usize::try_from(n(27, 8)?).map_err(|_| bad("location_size overflows"))?,
+            location_size: usize::try_from(n(27, 8)?)
+                .map_err(|_| corrupt_in("compresso", "location_size overflows"))?,
             connectivity: b[35],
         };
         if h.version > 1 {
-            return Err(bad(format!("format version {} (0 and 1 are read)", h.version)));
+            return Err(corrupt_in("compresso", format!("format version {} (0 and 1 are read)", h.version)));
         }
         if ![1, 2, 4, 8].contains(&h.width) || ![4, 6].contains(&h.connectivity) {
-            return Err(bad("invalid data width or connectivity"));
+            return Err(corrupt_in("compresso", "invalid data width or connectivity"));
         }
         let window = h.steps.iter().product::<usize>();
         if window == 0 || window > 64 {
-            return Err(bad("invalid window steps"));
+            return Err(corrupt_in("compresso", "invalid window steps"));
         }
         Ok(h)
     }
@@ -149,7 +146,7 @@ fn components(boundary: &[bool], sx: usize, sy: usize, six: bool) -> Result<Vec<
         }
         let r = root(&mut parent, i as u32) as usize;
         if r == i {
-            next = next.checked_add(1).ok_or_else(|| bad("too many components"))?;
+            next = next.checked_add(1).ok_or_else(|| corrupt_in("compresso", "too many components"))?;
             label[i] = next;
         } else {
             label[i] = label[r];
@@ -163,10 +160,10 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     let h = Header::parse(b)?;
     let [sx, sy, sz] = [h.sx, h.sy, h.sz];
     if [sx as u64, sy as u64, sz as u64] != shape {
-        return Err(bad(format!("a {sx}x{sy}x{sz} stream for a {shape:?} chunk")));
+        return Err(corrupt_in("compresso", format!("a {sx}x{sy}x{sz} stream for a {shape:?} chunk")));
     }
     if h.width != width {
-        return Err(bad(format!("{}-byte labels for a {width}-byte data type", h.width)));
+        return Err(corrupt_in("compresso", format!("{}-byte labels for a {width}-byte data type", h.width)));
     }
     let voxels = checked_bytes(&shape, 1)?;
     let mut out = zeroed(checked_bytes(&shape, width as u64)?)?;
@@ -180,15 +177,23 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     let nblocks = nx * ny * nz;
     // The sections, each bounded by the stream's own length.
     let len = |count: usize, w: usize| {
-        count.checked_mul(w).filter(|&n| n <= b.len()).ok_or_else(|| bad("a section overflows the stream"))
+        count
+            .checked_mul(w)
+            .filter(|&n| n <= b.len())
+            .ok_or_else(|| corrupt_in("compresso", "a section overflows the stream"))
     };
     let ids_at = HEADER;
     let values_at = ids_at + len(h.id_size, width)?;
-    let locations_at = values_at.checked_add(len(h.value_size, ww)?).ok_or_else(|| bad("overflow"))?;
-    let windows_at = locations_at.checked_add(len(h.location_size, width)?).ok_or_else(|| bad("overflow"))?;
+    let locations_at =
+        values_at.checked_add(len(h.value_size, ww)?).ok_or_else(|| corrupt_in("compresso", "overflow"))?;
+    let windows_at =
+        locations_at.checked_add(len(h.location_size, width)?).ok_or_else(|| corrupt_in("compresso", "overflow"))?;
     let index_len = if h.version == 1 { 2 * sz * iw } else { 0 };
-    let windows_end =
-        b.len().checked_sub(index_len).filter(|&e| e >= windows_at).ok_or_else(|| bad("truncated stream"))?;
+    let windows_end = b
+        .len()
+        .checked_sub(index_len)
+        .filter(|&e| e >= windows_at)
+        .ok_or_else(|| corrupt_in("compresso", "truncated stream"))?;
     let n_windows = (windows_end - windows_at) / ww;
 
     let values: Vec<u64> = (0..h.value_size).map(|k| word(b, values_at + k * ww, ww)).collect::<Result<_>>()?;
@@ -200,7 +205,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
         if w & 1 == 1 {
             at = at.saturating_add((w >> 1) as usize);
         } else {
-            *windows.get_mut(at).ok_or_else(|| bad("windows run past the volume"))? = w >> 1;
+            *windows.get_mut(at).ok_or_else(|| corrupt_in("compresso", "windows run past the volume"))? = w >> 1;
             at += 1;
         }
     }
@@ -211,7 +216,9 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
                 for x in 0..sx {
                     let block = x / xs + nx * (y / ys) + nx * ny * (z / zs);
                     let offset = x % xs + xs * (y % ys) + xs * ys * (z % zs);
-                    let v = values.get(windows[block] as usize).ok_or_else(|| bad("a window names no value"))?;
+                    let v = values
+                        .get(windows[block] as usize)
+                        .ok_or_else(|| corrupt_in("compresso", "a window names no value"))?;
                     boundary[x + sx * (y + sy * z)] = (v >> offset) & 1 == 1;
                 }
             }
@@ -224,7 +231,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     let id = |k: u32| -> Result<u64> {
         match k as usize {
             0 => Ok(0),
-            k if k > h.id_size => Err(bad("a component has no label")),
+            k if k > h.id_size => Err(corrupt_in("compresso", "a component has no label")),
             k => word(b, ids_at + (k - 1) * width, width),
         }
     };
@@ -232,7 +239,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     // Boundary voxels: from a non-boundary neighbour, or by the stored instructions.
     let loc = |k: usize| -> Result<u64> {
         if k >= h.location_size {
-            return Err(bad("instructions run out"));
+            return Err(corrupt_in("compresso", "instructions run out"));
         }
         word(b, locations_at + k * width, width)
     };
@@ -256,7 +263,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
                     index += 1;
                     let from = |j: Option<usize>| {
                         j.and_then(|j| labels.get(j).copied())
-                            .ok_or_else(|| bad("an instruction points out of the chunk"))
+                            .ok_or_else(|| corrupt_in("compresso", "an instruction points out of the chunk"))
                     };
                     match code {
                         0 if x > 0 => from(Some(i - 1))?,
@@ -270,7 +277,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
                             index += 1;
                             v
                         }
-                        0..=4 => return Err(bad("an instruction points out of the chunk")),
+                        0..=4 => return Err(corrupt_in("compresso", "an instruction points out of the chunk")),
                         c => c - 7,
                     }
                 };
@@ -297,7 +304,7 @@ impl Codec for Compresso {
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
         let (voxels, channels) = super::image_geometry(ctx.shape)?;
         if channels != 1 {
-            return Err(bad("compresso holds one channel"));
+            return Err(corrupt_in("compresso", "compresso holds one channel"));
         }
         let [nx, ny, nz] = [ctx.shape[0], ctx.shape[1], ctx.shape[2]];
         let bytes = decode(&data.bytes, ctx.dtype.size(), [nx, ny, nz])?;

@@ -1,13 +1,9 @@
 //! Neuroglancer `compressed_segmentation`: per-block lookup tables of uint32/uint64 labels
 //! with 0–32-bit packed indices, one block grid per channel.
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{checked_bytes, corrupt_chunk, zeroed, Error, Result};
+use crate::core::error::{checked_bytes, corrupt_in, zeroed, Result};
 use alloc::format;
 use alloc::vec::Vec;
-
-fn corrupt(msg: impl core::fmt::Display) -> Error {
-    corrupt_chunk(format!("compressed_segmentation: {msg}"))
-}
 
 /// The codec, with the block size along x, y, z.
 #[derive(Debug)]
@@ -41,10 +37,12 @@ impl Words<'_> {
         (self.0.len() / 4) as u64
     }
     fn at(&self, i: u64) -> Result<u32> {
-        let i = usize::try_from(i).map_err(|_| corrupt("offset out of range"))?;
+        let i = usize::try_from(i).map_err(|_| corrupt_in("compressed_segmentation", "offset out of range"))?;
         match self.0.get(i.saturating_mul(4)..i.saturating_mul(4).saturating_add(4)) {
             Some(w) => Ok(u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
-            None => Err(corrupt(format!("word {i} lies past the end ({} words)", self.len()))),
+            None => {
+                Err(corrupt_in("compressed_segmentation", format!("word {i} lies past the end ({} words)", self.len())))
+            }
         }
     }
 }
@@ -53,7 +51,10 @@ impl Words<'_> {
 /// (4 or 8) into `[channel][z][y][x]` little-endian elements.
 pub fn decode(input: &[u8], label: usize, block: [u64; 3], shape: [u64; 3], channels: u64) -> Result<Vec<u8>> {
     if !input.len().is_multiple_of(4) {
-        return Err(corrupt(format!("{} bytes is not a whole number of 32-bit words", input.len())));
+        return Err(corrupt_in(
+            "compressed_segmentation",
+            format!("{} bytes is not a whole number of 32-bit words", input.len()),
+        ));
     }
     let [nx, ny, nz] = shape;
     let mut out = zeroed(checked_bytes(&[channels, nz, ny, nx], label as u64)?)?;
@@ -62,7 +63,10 @@ pub fn decode(input: &[u8], label: usize, block: [u64; 3], shape: [u64; 3], chan
     for c in 0..channels {
         let start = all.at(c)?;
         if u64::from(start) > all.len() {
-            return Err(corrupt(format!("channel {c} starts at word {start}, past the end ({} words)", all.len())));
+            return Err(corrupt_in(
+                "compressed_segmentation",
+                format!("channel {c} starts at word {start}, past the end ({} words)", all.len()),
+            ));
         }
         let chan = Words(&input[start as usize * 4..]);
         let at = (c * voxels) as usize * label;
@@ -77,9 +81,15 @@ fn decode_channel(w: &Words, label: usize, block: [u64; 3], shape: [u64; 3], out
     let grid = [nx.div_ceil(bx), ny.div_ceil(by), nz.div_ceil(bz)];
     let headers = grid.iter().try_fold(2u64, |a, &g| a.checked_mul(g));
     if headers.is_none_or(|h| h > w.len()) {
-        return Err(corrupt(format!("{grid:?} blocks need more headers than the {} words present", w.len())));
+        return Err(corrupt_in(
+            "compressed_segmentation",
+            format!("{grid:?} blocks need more headers than the {} words present", w.len()),
+        ));
     }
-    let volume = bx.checked_mul(by).and_then(|v| v.checked_mul(bz)).ok_or_else(|| corrupt("block size overflows"))?;
+    let volume = bx
+        .checked_mul(by)
+        .and_then(|v| v.checked_mul(bz))
+        .ok_or_else(|| corrupt_in("compressed_segmentation", "block size overflows"))?;
     let table_bytes = |off: u64| w.0.len() as u64 - off * 4;
     for gz in 0..grid[2] {
         for gy in 0..grid[1] {
@@ -87,7 +97,7 @@ fn decode_channel(w: &Words, label: usize, block: [u64; 3], shape: [u64; 3], out
                 let h = 2 * (gx + grid[0] * (gy + grid[1] * gz));
                 let (lo, values) = (w.at(h)?, u64::from(w.at(h + 1)?));
                 let (table, bits) = (u64::from(lo & 0xff_ffff), lo >> 24);
-                let here = |m: &str| corrupt(format!("block ({gx}, {gy}, {gz}): {m}"));
+                let here = |m: &str| corrupt_in("compressed_segmentation", format!("block ({gx}, {gy}, {gz}): {m}"));
                 if !matches!(bits, 0 | 1 | 2 | 4 | 8 | 16 | 32) {
                     return Err(here(&format!("{bits} bits per value")));
                 }

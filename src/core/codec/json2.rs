@@ -2,7 +2,7 @@
 //! elements (nested per axis, as NumPy's `tolist()` gives them), then the dtype string and the
 //! shape. Each element is kept as its JSON text (handles into a heap).
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{checked_bytes, corrupt_chunk, Error, Result};
+use crate::core::error::{checked_bytes, corrupt_in, Result};
 use crate::core::metadata::dtype::{handle, HANDLE};
 use crate::core::nd::c_strides;
 use alloc::format;
@@ -12,10 +12,6 @@ use serde_json::Value;
 #[derive(Debug)]
 pub struct Json2;
 
-fn bad(why: impl core::fmt::Display) -> Error {
-    corrupt_chunk(format!("json2: {why}"))
-}
-
 /// The elements of `v`, nested `depth` levels deep, in C order.
 fn flatten<'a>(v: &'a Value, shape: &[u64], out: &mut Vec<&'a Value>) -> Result<()> {
     let Some((&n, rest)) = shape.split_first() else {
@@ -24,7 +20,7 @@ fn flatten<'a>(v: &'a Value, shape: &[u64], out: &mut Vec<&'a Value>) -> Result<
     };
     match v {
         Value::Array(items) if items.len() as u64 == n => items.iter().try_for_each(|x| flatten(x, rest, out)),
-        _ => Err(bad("the elements do not have the chunk's shape")),
+        _ => Err(corrupt_in("json2", "the elements do not have the chunk's shape")),
     }
 }
 
@@ -40,30 +36,34 @@ impl Codec for Json2 {
     }
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
         let n = checked_bytes(ctx.shape, 1)?;
-        let v: Value = serde_json::from_slice(&data.bytes).map_err(|e| bad(format!("not JSON: {e}")))?;
-        let Value::Array(mut items) = v else { return Err(bad("not a JSON list")) };
-        let shape = items.pop().ok_or_else(|| bad("no shape"))?;
-        items.pop().ok_or_else(|| bad("no dtype"))?;
+        let v: Value =
+            serde_json::from_slice(&data.bytes).map_err(|e| corrupt_in("json2", format!("not JSON: {e}")))?;
+        let Value::Array(mut items) = v else { return Err(corrupt_in("json2", "not a JSON list")) };
+        let shape = items.pop().ok_or_else(|| corrupt_in("json2", "no shape"))?;
+        items.pop().ok_or_else(|| corrupt_in("json2", "no dtype"))?;
         let shape: Vec<u64> = match &shape {
-            Value::Array(s) => s.iter().map(|d| d.as_u64().ok_or_else(|| bad("a bad shape"))).collect::<Result<_>>()?,
-            _ => return Err(bad("a bad shape")),
+            Value::Array(s) => {
+                s.iter().map(|d| d.as_u64().ok_or_else(|| corrupt_in("json2", "a bad shape"))).collect::<Result<_>>()?
+            }
+            _ => return Err(corrupt_in("json2", "a bad shape")),
         };
-        let count = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or_else(|| bad("a bad shape"))?;
+        let count =
+            shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or_else(|| corrupt_in("json2", "a bad shape"))?;
         if count != n as u64 {
-            return Err(bad(format!("{count} elements, the chunk has {n}")));
+            return Err(corrupt_in("json2", format!("{count} elements, the chunk has {n}")));
         }
         let elements = Value::Array(items);
         let mut flat = Vec::new();
         match (&elements, shape.is_empty()) {
             // A 0-d chunk: its one element, alone in the list.
-            (Value::Array(items), true) => flat.push(items.first().ok_or_else(|| bad("no element"))?),
+            (Value::Array(items), true) => flat.push(items.first().ok_or_else(|| corrupt_in("json2", "no element"))?),
             _ => flatten(&elements, &shape, &mut flat)?,
         }
         let mut handles = crate::core::error::zeroed(checked_bytes(ctx.shape, HANDLE as u64)?)?;
         let mut heap = Vec::new();
         for (h, x) in handles.chunks_exact_mut(HANDLE).zip(flat) {
             let at = heap.len();
-            heap.extend_from_slice(&serde_json::to_vec(x).map_err(bad)?);
+            heap.extend_from_slice(&serde_json::to_vec(x).map_err(|e| corrupt_in("json2", e))?);
             h.copy_from_slice(&handle(at, heap.len() - at));
         }
         Ok(Decoded { bytes: handles, strides: c_strides(ctx.shape), heap })

@@ -9,19 +9,15 @@
 //!   with `code == 255` means two more bytes hold a big-endian distance `d` and the match starts
 //!   `d + 8192` bytes back. Matches may overlap the bytes they produce.
 
-use crate::core::error::{Error, ErrorCode, Result};
+use crate::core::error::{corrupt_in, Result};
 use alloc::format;
 
 const MAX_DISTANCE: usize = 8191;
 
-fn corrupt(why: &str) -> Error {
-    Error::new(ErrorCode::CorruptChunk, format!("blosclz: {why}"))
-}
-
 /// Decode `src` into exactly `out.len()` bytes.
 pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
     let next = |ip: &mut usize| -> Result<usize> {
-        let b = src.get(*ip).ok_or_else(|| corrupt("truncated stream"))?;
+        let b = src.get(*ip).ok_or_else(|| corrupt_in("blosclz", "truncated stream"))?;
         *ip += 1;
         Ok(usize::from(*b))
     };
@@ -48,17 +44,19 @@ pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
                 let far = (next(&mut ip)? << 8) | next(&mut ip)?;
                 back = far + MAX_DISTANCE + 1;
             }
-            let end =
-                op.checked_add(len).filter(|&e| e <= out.len()).ok_or_else(|| corrupt("match past the block end"))?;
+            let end = op
+                .checked_add(len)
+                .filter(|&e| e <= out.len())
+                .ok_or_else(|| corrupt_in("blosclz", "match past the block end"))?;
             if back > op {
-                return Err(corrupt("match before the block start"));
+                return Err(corrupt_in("blosclz", "match before the block start"));
             }
             copy_match(out, op, back, end);
             op = end;
         } else {
             let n = ctrl + 1;
-            let lit = src.get(ip..ip + n).ok_or_else(|| corrupt("literal run past the stream end"))?;
-            let dst = out.get_mut(op..op + n).ok_or_else(|| corrupt("literal run past the block end"))?;
+            let lit = src.get(ip..ip + n).ok_or_else(|| corrupt_in("blosclz", "literal run past the stream end"))?;
+            let dst = out.get_mut(op..op + n).ok_or_else(|| corrupt_in("blosclz", "literal run past the block end"))?;
             dst.copy_from_slice(lit);
             ip += n;
             op += n;
@@ -69,7 +67,7 @@ pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
         ctrl = next(&mut ip)?;
     }
     if op != out.len() {
-        return Err(corrupt(&format!("decoded {op} bytes, the block holds {}", out.len())));
+        return Err(corrupt_in("blosclz", format!("decoded {op} bytes, the block holds {}", out.len())));
     }
     Ok(())
 }

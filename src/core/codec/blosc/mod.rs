@@ -16,7 +16,7 @@ use super::lz4::unlz4_into;
 use super::zlib::unzlib_into;
 use super::zstd::Zstd;
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{err, zeroed, Error, ErrorCode, Result};
+use crate::core::error::{corrupt_in, err, zeroed, Error, ErrorCode, Result};
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -101,10 +101,6 @@ impl Compressor {
     }
 }
 
-fn corrupt<T>(why: impl core::fmt::Display) -> Result<T> {
-    err(ErrorCode::CorruptChunk, format!("blosc: {why}"))
-}
-
 fn le32(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at.checked_add(4)?)?;
     Some(u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
@@ -125,13 +121,13 @@ pub fn header(frame: &[u8]) -> Result<Header> {
     };
     // c-blosc keeps these in C ints.
     if h.nbytes > i32::MAX as u32 || h.blocksize > i32::MAX as u32 || h.cbytes > i32::MAX as u32 {
-        return corrupt(format!("sizes out of range in the header ({h:?})"));
+        return Err(corrupt_in("blosc", format!("sizes out of range in the header ({h:?})")));
     }
     if (h.cbytes as usize) < HEADER_LEN {
-        return corrupt(format!("header says the frame has {} bytes, less than its header", h.cbytes));
+        return Err(corrupt_in("blosc", format!("header says the frame has {} bytes, less than its header", h.cbytes)));
     }
     if h.cbytes as usize > frame.len() {
-        return corrupt(format!("truncated: the header says {} bytes, got {}", h.cbytes, frame.len()));
+        return Err(corrupt_in("blosc", format!("truncated: the header says {} bytes, got {}", h.cbytes, frame.len())));
     }
     Ok(h)
 }
@@ -151,7 +147,7 @@ pub fn decode(frame: &[u8], limit: usize) -> Result<Vec<u8>> {
     let frame = &frame[..h.cbytes as usize];
     let nbytes = h.nbytes as usize;
     if nbytes > limit {
-        return corrupt(format!("the frame decodes to {nbytes} bytes, more than the {limit} allowed"));
+        return Err(corrupt_in("blosc", format!("the frame decodes to {nbytes} bytes, more than the {limit} allowed")));
     }
     if nbytes == 0 {
         return Ok(Vec::new());
@@ -163,18 +159,23 @@ pub fn decode(frame: &[u8], limit: usize) -> Result<Vec<u8>> {
         );
     }
     if h.flags & RESERVED != 0 {
-        return corrupt("reserved flag bit 3 is set");
+        return Err(corrupt_in("blosc", "reserved flag bit 3 is set"));
     }
     let ts = usize::from(h.typesize);
     let blocksize = h.blocksize as usize;
     if ts == 0 || blocksize == 0 || blocksize > nbytes {
-        return corrupt(format!("invalid typesize {ts} or blocksize {blocksize} for {nbytes} bytes"));
+        return Err(corrupt_in("blosc", format!("invalid typesize {ts} or blocksize {blocksize} for {nbytes} bytes")));
     }
     if h.flags & MEMCPYED != 0 {
         // The whole buffer follows the header as is; shuffle flags do not apply.
         let body = match nbytes.checked_add(HEADER_LEN) {
             Some(end) if end == frame.len() => &frame[HEADER_LEN..end],
-            _ => return corrupt(format!("stored frame of {} bytes does not hold {nbytes} bytes", frame.len())),
+            _ => {
+                return Err(corrupt_in(
+                    "blosc",
+                    format!("stored frame of {} bytes does not hold {nbytes} bytes", frame.len()),
+                ))
+            }
         };
         let mut out = Vec::new();
         if out.try_reserve_exact(nbytes).is_err() {
@@ -194,7 +195,7 @@ pub fn decode(frame: &[u8], limit: usize) -> Result<Vec<u8>> {
     let nblocks = nbytes / blocksize + usize::from(leftover > 0);
     match nblocks.checked_mul(4).and_then(|t| t.checked_add(HEADER_LEN)) {
         Some(end) if end <= frame.len() => {}
-        _ => return corrupt(format!("{nblocks} block offsets do not fit in {} bytes", frame.len())),
+        _ => return Err(corrupt_in("blosc", format!("{nblocks} block offsets do not fit in {} bytes", frame.len()))),
     }
     let shuffled = (h.flags & DOSHUFFLE != 0 && ts > 1) || h.flags & DOBITSHUFFLE != 0;
     let mut out = zeroed(nbytes)?;
@@ -243,7 +244,10 @@ fn decode_block(
     let nstreams = if split(h, bsize, leftover) { ts } else { 1 };
     if !bsize.is_multiple_of(nstreams) {
         // c-blosc would leave the last bytes undefined; no writer produces this.
-        return corrupt(format!("a split block of {bsize} bytes is not a whole number of {ts}-byte elements"));
+        return Err(corrupt_in(
+            "blosc",
+            format!("a split block of {bsize} bytes is not a whole number of {ts}-byte elements"),
+        ));
     }
     let neblock = bsize / nstreams;
     let target = if doshuffle || dobitshuffle {
@@ -255,13 +259,20 @@ fn decode_block(
     for (s, out) in target.chunks_mut(neblock).enumerate() {
         let csize = match le32(frame, pos) {
             Some(c) if c <= i32::MAX as u32 => c as usize,
-            Some(c) => return corrupt(format!("stream {s}: negative size {}", c as i32)),
-            None => return corrupt(format!("stream {s}: its size at offset {pos} is past the frame end")),
+            Some(c) => return Err(corrupt_in("blosc", format!("stream {s}: negative size {}", c as i32))),
+            None => {
+                return Err(corrupt_in("blosc", format!("stream {s}: its size at offset {pos} is past the frame end")))
+            }
         };
         pos += 4;
         let src = match frame.get(pos..).and_then(|r| r.get(..csize)) {
             Some(src) => src,
-            None => return corrupt(format!("stream {s}: {csize} bytes at offset {pos} run past the frame end")),
+            None => {
+                return Err(corrupt_in(
+                    "blosc",
+                    format!("stream {s}: {csize} bytes at offset {pos} run past the frame end"),
+                ))
+            }
         };
         if csize == neblock {
             out.copy_from_slice(src);
