@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Build the npm package into pkg/: Rust → wasm32 → wasm-bindgen (--target web) → wasm-opt
 # (binaryen from npm, never Debian's) → TypeScript wrapper (pkg-template/src) → package files.
+#
+# SHARDFETCH_FEATURES=lzma,pcodec,jxl SHARDFETCH_OUT=pkg-full bash scripts/build.sh builds the
+# same package with the decoders outside the default build (npm test reads their fixtures
+# through it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -9,10 +13,11 @@ bash scripts/ensure-tools.sh
 
 TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 WASM_IN="$TARGET_DIR/wasm32-unknown-unknown/release/shardfetch.wasm"
-OUT=pkg
+OUT="${SHARDFETCH_OUT:-pkg}"
+FEATURES="${SHARDFETCH_FEATURES:-}"
 
-echo "[build] cargo build --lib --target wasm32-unknown-unknown --release"
-cargo build --lib --target wasm32-unknown-unknown --release
+echo "[build] cargo build --lib --target wasm32-unknown-unknown --release ${FEATURES:+--features $FEATURES}"
+cargo build --lib --target wasm32-unknown-unknown --release ${FEATURES:+--features "$FEATURES"}
 
 echo "[build] wasm-bindgen --target web"
 rm -rf "$OUT"
@@ -49,3 +54,9 @@ node scripts/verify-wasm.mjs "$OUT"
 raw=$(wc -c < "$OUT/wasm/shardfetch_bg.wasm")
 gz=$(gzip -9 -c "$OUT/wasm/shardfetch_bg.wasm" | wc -c)
 echo "[build] done: $OUT/wasm/shardfetch_bg.wasm $raw bytes raw, $gz bytes gzipped"
+# The default package's budget (README, Supported: why lzma, pcodec and jxl are cargo features).
+BUDGET_GZ=450000
+if [ -z "$FEATURES" ] && [ "$gz" -gt "$BUDGET_GZ" ]; then
+  echo "[build] ERROR: the default module is $gz bytes gzipped, above its $BUDGET_GZ-byte budget" >&2
+  exit 1
+fi

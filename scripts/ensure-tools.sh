@@ -112,7 +112,13 @@ if [ -x "$S3_VENV/bin/moto_server" ] && [ "$S3_VENV/.stamp" -nt tests/s3/require
 else
   say "python3 -m venv $S3_VENV; pip install -r tests/s3/requirements.txt"
   rm -rf "$S3_VENV"
-  python3 -m venv "$S3_VENV"
+  if ! python3 -m venv "$S3_VENV"; then
+    # Debian's own python3 makes venvs only with python3-venv (pyenv's has it built in).
+    say "apt-get install python3-venv"
+    rm -rf "$S3_VENV"
+    as_root apt-get install -y --no-install-recommends python3-venv </dev/null
+    python3 -m venv "$S3_VENV"
+  fi
   "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null
   touch "$S3_VENV/.stamp"
 fi

@@ -77,6 +77,13 @@ if ! bash scripts/build.sh; then
   fail_part "build"
   summary_and_exit
 fi
+# The same package with the decoders outside the default build (lzma, pcodec, jxl): the Node and
+# browser tests read their fixtures through it (tests/js/features.test.mjs).
+say "build pkg-full (--features lzma,pcodec,jxl)"
+if ! SHARDFETCH_FEATURES=lzma,pcodec,jxl SHARDFETCH_OUT=pkg-full bash scripts/build.sh; then
+  fail_part "build pkg-full"
+  summary_and_exit
+fi
 
 # --- (d) Rust wasm tests in headless Chromium ------------------------------------------------
 if [ -f tests/web.rs ]; then

@@ -5,7 +5,7 @@
 //! splices — and each run opens the array and reads all of it. Every run must end in data or a
 //! typed error; a panic fails the test (and in wasm would have been a trap).
 //!
-//! `SHARDFETCH_FUZZ_RUNS` sets the number of runs (default 1500; the seed is fixed, so a
+//! `SHARDFETCH_FUZZ_RUNS` sets the number of runs (default 10000; the seed is fixed, so a
 //! failure reproduces), `SHARDFETCH_FUZZ_SEED` another sequence.
 mod common;
 
@@ -144,7 +144,7 @@ fn targets() -> Vec<Case> {
 
 #[test]
 fn damaged_arrays_give_data_or_typed_errors() {
-    let runs: usize = std::env::var("SHARDFETCH_FUZZ_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(1500);
+    let runs: usize = std::env::var("SHARDFETCH_FUZZ_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(10000);
     let seed: u64 = std::env::var("SHARDFETCH_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed_f022);
     let cases = targets();
     let stores: Vec<BTreeMap<String, Vec<u8>>> = cases

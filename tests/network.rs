@@ -469,12 +469,18 @@ impl std::future::Future for YieldOnce {
 }
 
 /// Issue 14: with objects far larger than `cacheBytes`, every chunk used to download its whole
-/// shard again (138.5 GB moved for a 1 GiB array). Scaled down 8×: 128 MiB, 8 MiB shards.
+/// shard again (138.5 GB moved for a 1 GiB array). Scaled down 8×: 128 MiB, 8 MiB shards;
+/// whatever the cache (smaller than a shard, one shard, the default, the whole array).
 #[test]
 fn a_server_that_ignores_range_sends_each_shard_once_whatever_the_cache() {
+    for cache_bytes in [1 << 20, SHARD as usize, 64 << 20, 256 << 20] {
+        reads_each_shard_once(Config { cache_bytes, ..Config::default() });
+    }
+}
+
+fn reads_each_shard_once(config: Config) {
     let total = SHARD * SHARDS;
     let index = SHARD / INNER * 16;
-    let config = Config { cache_bytes: 1 << 20, ..Config::default() };
     let open_big = |c: &Ignorer| match block_on(open(
         c,
         "mem://big/a",
@@ -483,6 +489,7 @@ fn a_server_that_ignores_range_sends_each_shard_once_whatever_the_cache() {
         Ok(Opened::Array(a)) => *a,
         _ => panic!("open"),
     };
+    let cache = config.cache_bytes;
     // 1. One region per shard (all of it but its last chunk: ranged reads), one after another.
     let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
     let a = open_big(&c);
@@ -491,8 +498,8 @@ fn a_server_that_ignores_range_sends_each_shard_once_whatever_the_cache() {
         assert!(r.bytes.iter().enumerate().step_by(4093).all(|(i, &v)| v == value(s * SHARD + i as u64)));
     }
     assert!(a.range_ignored());
-    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard");
-    assert!(c.bytes.get() <= total + total / 10, "{} bytes moved for {total}", c.bytes.get());
+    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard (cache {cache})");
+    assert!(c.bytes.get() <= total + total / 10, "{} bytes moved for {total} (cache {cache})", c.bytes.get());
     // 2. Every chunk at once, each its own read (a viewer's getChunk calls).
     let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
     let a = open_big(&c);
@@ -503,6 +510,22 @@ fn a_server_that_ignores_range_sends_each_shard_once_whatever_the_cache() {
         let got = got.unwrap();
         assert_eq!(got.bytes[7], value(k as u64 * INNER + 7));
     }
-    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard");
+    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard (cache {cache})");
     assert_eq!(c.bytes.get() - c.bytes.get() % (SHARD + index), SHARDS * (SHARD + index));
+}
+
+/// A server that ignores Range answers a small ranged read with the whole object: above
+/// `maxDecodedBytes` that is `TooLarge` naming the object, never a read without bound (which
+/// used to be able to exhaust wasm32's memory).
+#[test]
+fn a_whole_object_answer_above_the_limit_is_too_large() {
+    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let config = Config { max_body: 4 << 20, merge_max: 1 << 20, ..Config::default() };
+    let a = match block_on(open(&c, "mem://big/a", OpenOptions { config, ..Default::default() })) {
+        Ok(Opened::Array(a)) => *a,
+        _ => panic!("open"),
+    };
+    let e = block_on(read_chunk(&a, &c, &[3])).err().expect("an 8 MiB answer above a 4 MiB limit");
+    assert_eq!(e.code, ErrorCode::TooLarge, "{e}");
+    assert!(e.message.contains("mem://big/a/c/0") && e.message.contains("maxDecodedBytes"), "{e}");
 }

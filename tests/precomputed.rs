@@ -128,6 +128,7 @@ fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
         range: None,
         stall_ms: None,
         limit: None,
+        deadline: None,
     }))?;
     if info.status != 200 {
         return Err(Error::new(ErrorCode::NotFound, format!("{path}/info: HTTP {}", info.status)));

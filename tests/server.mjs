@@ -24,6 +24,7 @@
 //                      row and at most one wrong range, so a client retrying 5 times always
 //                      gets through; the fault log is in `GET /__log` (entry.fault).
 //   silent             never answers (the connection stays open until the client gives up)
+//   always-truncated   every GET body is cut short: half of it, then the connection closes
 //
 // A link can be simulated for every answer (`--latency-ms`, `--mbps`, or `link` in startServer):
 // each answer (preflights too) waits one round trip before its headers, and all bodies share one
@@ -48,6 +49,7 @@ export const MODES = new Set([
   "forbid-missing",
   "always-500",
   "silent",
+  "always-truncated",
 ]);
 const FAULTS = ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"];
 const isMode = (m) => MODES.has(m) || /^faults-\d+(\.\d+)?$/.test(m);
@@ -321,7 +323,11 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       return; // the socket stays open; the client's stall timeout or abort ends it
     }
     const faultMode = [...modes].find((m) => m.startsWith("faults-"));
-    const fault = faultMode ? pickFault(Number(faultMode.slice(7)) / 100, `${pathname} ${req.headers.range ?? ""}`, !!req.headers.range) : null;
+    const fault = faultMode
+      ? pickFault(Number(faultMode.slice(7)) / 100, `${pathname} ${req.headers.range ?? ""}`, !!req.headers.range)
+      : modes.has("always-truncated")
+        ? "truncated"
+        : null;
     if (fault) entry.fault = fault;
     if (fault === "slow-down") {
       sendText(503, "SlowDown\n", { "Retry-After": "0" });

@@ -6,7 +6,7 @@
  */
 import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
 import type { ArrayData, ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
-import { checkSignal, raceAbort, ShardfetchError, toError } from "./errors.js";
+import { checkSignal, raceAbort, ShardfetchError, toError, type ErrorCode } from "./errors.js";
 import { api, initialize, moduleGeneration, unlessTrapped } from "./module.js";
 import { wasmOptions } from "./early.js";
 import { ctorFor, toResult, type TypedArrayCtor } from "./typed.js";
@@ -186,15 +186,35 @@ export class ShardedArray {
       else if (failure === undefined) {
         const job = pool.run(this.decoding.key, documents, item.coords, item.encoded, item.lo, item.hi);
         decoding.push(
-          job.then((d) => {
-            this.decoding.decoded(d);
-            region.paste(i, d.bytes);
-          }),
+          job.then(
+            (d) => {
+              this.decoding.decoded(d);
+              region.paste(i, d.bytes);
+            },
+            (e: unknown) => {
+              throw this.failedElsewhere(item.coords, e);
+            },
+          ),
         );
       }
     });
     await Promise.all(decoding);
     if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * @internal A chunk a worker failed to decode: the error naming its object, and what is
+   * cached of that object dropped when the error shows its bytes inconsistent.
+   */
+  failedElsewhere(coords: number[], e: unknown): unknown {
+    const { code, message, status } = (e ?? {}) as { code?: unknown; message?: unknown; status?: number };
+    if (typeof code !== "string" || typeof message !== "string" || code === "Internal") return e;
+    try {
+      const url = this.handle().failedElsewhere(coords, code);
+      return new ShardfetchError(code as ErrorCode, message.includes(url) ? message : `${url}: ${message}`, { url, status });
+    } catch {
+      return e;
+    }
   }
 
   /**

@@ -22,6 +22,7 @@ interface Pending {
 export interface BatchTarget {
   handle(): WasmArray;
   documents(): string;
+  failedElsewhere(coords: number[], e: unknown): unknown;
   readonly ctor: TypedArrayCtor;
   readonly decoding: Decoding;
 }
@@ -84,7 +85,7 @@ export class ChunkBatcher {
             target.decoding.decoded(d);
             p.resolve(toResult(d as WasmChunk, target.ctor));
           },
-          (e: unknown) => p.reject(toError(e)),
+          (e: unknown) => p.reject(toError(target.failedElsewhere(p.coords, e))),
         );
       } else p.resolve(toResult(r, target.ctor));
     };

@@ -69,3 +69,11 @@ export class Decoding {
     pool?.forget(this.key);
   }
 }
+
+/**
+ * Tests only: make one ready decoding worker trap as a bug would; resolves to whether it was
+ * replaced (false when no worker is ready).
+ */
+export function trapWorkerForTesting(): Promise<boolean> {
+  return pool?.trapOneForTesting() ?? Promise.resolve(false);
+}

@@ -16,6 +16,7 @@ export { ShardfetchError, type ErrorCode } from "./errors.js";
 export { initialize } from "./module.js";
 /** @internal Tests only (see module.ts). */
 export { trapForTesting as __trapForTesting } from "./module.js";
+export { trapWorkerForTesting as __trapWorkerForTesting } from "./decoding.js";
 export { setAutoWarmUp, warmUp, type WarmUpReport } from "./warmup.js";
 export type {
   ArrayStats,

@@ -69,7 +69,9 @@ export class Multiscale {
     if (!this.#group) return [];
     try {
       const g = await this.#group.open("labels", this.#options);
-      const names = g instanceof Group ? g.attributes.labels : undefined;
+      // OME 0.5 keeps the list under `ome`; 0.4 and older at the top.
+      const attrs = g instanceof Group ? (g.attributes as { ome?: { labels?: unknown }; labels?: unknown }) : undefined;
+      const names = attrs?.ome?.labels ?? attrs?.labels;
       return Array.isArray(names) ? names.filter((n): n is string => typeof n === "string") : [];
     } catch (e) {
       if ((e as { code?: string }).code === "NotFound") return [];
@@ -77,9 +79,14 @@ export class Multiscale {
     }
   }
 
-  /** OME-Zarr: open the label image `name` (one of {@link labels}). */
-  openLabel(name: string, options: OpenOptions = {}): Promise<Multiscale> {
-    return openMultiscale(`${this.url}/labels/${name}`, { ...this.#options, ...options });
+  /**
+   * OME-Zarr: open the label image `name` (one of {@link labels}), through this image's group
+   * (its URL's query string, a signed URL's token, is kept).
+   */
+  async openLabel(name: string, options: OpenOptions = {}): Promise<Multiscale> {
+    if (!this.#group) throw new ShardfetchError("NotFound", `${this.url}: a precomputed volume has no OME labels`, { url: this.url });
+    const merged = { ...this.#options, ...options };
+    return openMultiscale(await this.#group.open(`labels/${name}`, merged), merged);
   }
 
   /** Close every level's array. */

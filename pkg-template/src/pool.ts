@@ -48,7 +48,7 @@ interface Slot {
 }
 
 /** A worker's message: ready, or the results of one group. */
-type Answer = { ready?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] };
+type Answer = { ready?: boolean; trapped?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] };
 
 interface Waiting {
   resolve: (d: Decoded) => void;
@@ -204,7 +204,40 @@ export class Pool {
       if (r.error !== undefined) w.reject(r.error);
       else w.resolve(r);
     }
-    if (slot.jobs.size === 0) slot.worker?.unref?.();
+    if (m.trapped) this.#replace(slot);
+    else if (slot.jobs.size === 0) slot.worker?.unref?.();
+  }
+
+  /**
+   * A worker whose instance trapped (a bug): what it still had fails with `Internal` and a new
+   * worker takes its place, as the page's own instance is replaced (module.ts).
+   */
+  #replace(slot: Slot): void {
+    const at = this.#slots.indexOf(slot);
+    if (at < 0) return;
+    this.#slots.splice(at, 1);
+    slot.ready = false;
+    slot.worker?.terminate();
+    for (const id of slot.jobs) {
+      this.#waiting.get(id)?.reject({ code: "Internal", message: "decoding worker: replaced after its module stopped on a bug" });
+      this.#waiting.delete(id);
+    }
+    slot.jobs.clear();
+    this.replaced++;
+    this.grow(this.#want);
+  }
+
+  /** Workers replaced after a trap (tests). */
+  replaced = 0;
+
+  /** Tests only: make a ready worker's instance trap, as a bug would; resolves once it is replaced. */
+  async trapOneForTesting(): Promise<boolean> {
+    const slot = this.#slots.find((s) => s.ready);
+    if (!slot) return false;
+    const before = this.replaced;
+    slot.worker?.postMessage({ trapForTest: true });
+    for (let i = 0; i < 500 && this.replaced === before; i++) await new Promise((r) => setTimeout(r, 10));
+    return this.replaced > before;
   }
 
   #fail(slot: Slot, message: string): void {

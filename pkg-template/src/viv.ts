@@ -108,7 +108,8 @@ export async function loadOmeZarr(url: string, options: OpenOptions = {}): Promi
   const ms = await openMultiscale(url, options);
   try {
     const data = ms.levels.map((l) => new ShardfetchPixelSource(l, ms));
-    const metadata = { omero: ms.omero, name: ms.name, version: ms.version };
+    const multiscales = [{ name: ms.name, version: ms.version, axes: ms.axes, datasets: ms.levels.map((l) => ({ path: l.path })) }];
+    const metadata = { omero: ms.omero, name: ms.name, version: ms.version, multiscales };
     return { data, metadata, multiscale: ms };
   } catch (e) {
     ms.close();

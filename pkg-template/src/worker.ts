@@ -5,11 +5,12 @@
  * Messages in: `{ module }` once (the compiled WebAssembly.Module; answered `{ ready }`), then
  * groups `{ key, documents?, items: [{ id, coords, bytes, lo?, hi? }] }` (`documents` the first time this
  * worker sees array `key`), or `{ forget: key }`. Out, one message per group:
- * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }] }` (`ms`: decoding time).
+ * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }], trapped }` (`ms`: decoding
+ * time; `trapped`: this worker's instance stopped on a bug, so the pool replaces the worker).
  * @internal
  */
 import type { Item } from "./pool.js";
-import init, { WasmDecoder } from "./wasm/shardfetch.js";
+import init, { WasmDecoder, trapForTest } from "./wasm/shardfetch.js";
 import { nodeImport } from "./node-import.js";
 
 interface Group {
@@ -18,7 +19,7 @@ interface Group {
   items: Item[];
 }
 
-type Incoming = { module: WebAssembly.Module } | { forget: number } | Group;
+type Incoming = { module: WebAssembly.Module } | { forget: number } | { trapForTest: true } | Group;
 
 interface Scope {
   onmessage: ((ev: MessageEvent<Incoming>) => void) | null;
@@ -46,6 +47,14 @@ if (typeof self === "undefined") {
   listen(self as unknown as Scope);
 }
 let ready: Promise<unknown> | undefined;
+/** Set once this worker's instance trapped (a bug): it decodes nothing more and is replaced. */
+let trap: { code: string; message: string } | undefined;
+
+function trapped(e: unknown): boolean {
+  if (!(e instanceof WebAssembly.RuntimeError)) return false;
+  trap ??= { code: "Internal", message: `decoding worker: the module stopped on a bug (${e.message}); the worker is replaced — please report this` };
+  return true;
+}
 const decoders = new Map<number, WasmDecoder>();
 const documentsByKey = new Map<number, string>();
 
@@ -85,10 +94,23 @@ function listen(scope: Scope): void {
       return;
     }
     await ready;
+    if ("trapForTest" in m) {
+      try {
+        await trapForTest(false);
+      } catch (e) {
+        trapped(e);
+      }
+      scope.postMessage({ results: [], trapped: trap !== undefined });
+      return;
+    }
     if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
     const results: unknown[] = [];
     const transfer: Transferable[] = [];
     for (const it of m.items) {
+      if (trap) {
+        results.push({ id: it.id, error: trap });
+        continue;
+      }
       try {
         const d = decoder(m.key);
         const t0 = performance.now();
@@ -102,9 +124,9 @@ function listen(scope: Scope): void {
           transfer.push(r.bytes.buffer);
         }
       } catch (e) {
-        results.push({ id: it.id, error: errorOf(e) });
+        results.push({ id: it.id, error: trapped(e) ? trap : errorOf(e) });
       }
     }
-    scope.postMessage({ results }, transfer);
+    scope.postMessage({ results, trapped: trap !== undefined }, transfer);
   };
 }

@@ -179,6 +179,23 @@ impl WasmArray {
         Ok(WasmArray { inner: Rc::new(inner), client: self.client.clone() })
     }
 
+    /// Decoding chunk `coords` in a worker failed with error `code`: the URL of the chunk's
+    /// object, for the error to name (as a decode here names it); what is cached of that object
+    /// is dropped when the error shows its bytes inconsistent, so a healed server is read afresh.
+    #[wasm_bindgen(js_name = failedElsewhere)]
+    pub fn failed_elsewhere(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue,
+        code: &str,
+    ) -> std::result::Result<String, JsValue> {
+        let coords = coords_for(&self.inner, &coords)?;
+        let code = [ErrorCode::CorruptShard, ErrorCode::CorruptChunk, ErrorCode::ChecksumMismatch]
+            .into_iter()
+            .find(|c| c.as_str() == code)
+            .unwrap_or(ErrorCode::Network);
+        Ok(self.inner.failed_elsewhere(&coords, code))
+    }
+
     /// What `reopenArray` rebuilds the array from (after the module was replaced).
     pub fn state(&self) -> String {
         self.inner.state()

@@ -35,16 +35,37 @@ fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
     any.call1(&ctor, &js_sys::Array::of2(a, b)).ok()?.dyn_into::<AbortSignal>().ok()
 }
 
+/// Clears a timer and an abort listener when a wait ends or is dropped (Node would otherwise
+/// be kept alive by the timer, and a batch's shared signal would pile up listeners).
+struct Wait {
+    timer: JsValue,
+    listener: Option<(AbortSignal, Function)>,
+}
+
+impl Drop for Wait {
+    fn drop(&mut self) {
+        if let Some(clear) = global_fn("clearTimeout") {
+            let _ = clear.call1(&JsValue::NULL, &self.timer);
+        }
+        if let Some((s, f)) = &self.listener {
+            let _ = s.remove_event_listener_with_callback("abort", f);
+        }
+    }
+}
+
 /// Wait `ms` milliseconds (a backoff), or until `signal` aborts.
 pub async fn sleep_until(ms: f64, signal: Option<&AbortSignal>) {
     let Some(set) = global_fn("setTimeout") else { return };
+    let mut wait = Wait { timer: JsValue::UNDEFINED, listener: None };
     let p = Promise::new(&mut |resolve, _| {
-        let _ = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0)));
+        wait.timer = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0))).unwrap_or(JsValue::UNDEFINED);
         if let Some(s) = signal {
             let _ = s.add_event_listener_with_callback("abort", &resolve);
+            wait.listener = Some((s.clone(), resolve));
         }
     });
     let _ = JsFuture::from(p).await;
+    drop(wait);
 }
 
 /// Wait `ms` milliseconds.
@@ -123,10 +144,15 @@ fn js_error_to_core(e: JsValue, url: &str) -> Error {
     if name == "AbortError" {
         return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
     }
-    Error::new(
-        ErrorCode::Network,
-        format!("{url}: fetch failed ({msg}); a CORS refusal or an unreachable host looks like this"),
-    )
+    // Node says why (`cause`: "other side closed", "connect ECONNREFUSED …"); browsers do not.
+    let why = Reflect::get(&e, &"cause".into()).ok().and_then(|c| Reflect::get(&c, &"message".into()).ok());
+    let text = match why.and_then(|w| w.as_string()) {
+        Some(w) => format!("{msg}: {w}); the connection failed or closed before a complete answer"),
+        None => {
+            format!("{msg}); a CORS refusal, an unreachable host or a connection cut before the answer look like this")
+        }
+    };
+    Error::new(ErrorCode::Network, format!("{url}: fetch failed ({text}"))
 }
 
 /// A global timer function (`setTimeout` / `clearTimeout`) of every platform: window, worker, Node.
@@ -164,7 +190,12 @@ fn stalled(e: &JsValue) -> bool {
 impl HttpClient for FetchClient {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let limit = limiter(req.url);
-        let _slot = limit.acquire(self.priority).await;
+        let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
+        let Some(_slot) = limit.acquire(self.priority, deadline).await else {
+            let why =
+                "no request slot of its origin came free within the retry budget: every request there is stalling";
+            return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
+        };
         if self.is_aborted() {
             return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
@@ -216,6 +247,7 @@ impl HttpClient for FetchClient {
                     c.abort();
                 }
                 let ms = req.stall_ms.unwrap_or(0.0);
+                limit.note_stall(now(), ms);
                 return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {ms:.0} ms"));
             }
             if self.is_aborted() {
@@ -226,6 +258,7 @@ impl HttpClient for FetchClient {
         let p = self.fetch.call2(&self.this, &url.into(), &init).map_err(|e| js_error_to_core(e, url))?;
         let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
         let resp = within(p, req.stall_ms).await.map_err(failed)?;
+        limit.note_progress(now());
         let resp: web_sys::Response = resp
             .dyn_into()
             .map_err(|_| Error::new(ErrorCode::Network, format!("{url}: fetch did not resolve to a Response")))?;
@@ -253,9 +286,15 @@ impl HttpClient for FetchClient {
             (Method::Get, Some(stream)) => {
                 // Read as it arrives: each piece within the stall time, the whole within the limit.
                 let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
-                let mut body = Vec::with_capacity(
-                    content_length.unwrap_or(0).min(req.limit.unwrap_or(u64::MAX)).min(64 << 20) as usize,
-                );
+                let mut body: Vec<u8> = Vec::new();
+                let first = content_length.unwrap_or(0).min(req.limit.unwrap_or(u64::MAX)).min(64 << 20) as usize;
+                let no_room = |n: usize| {
+                    if let Some(c) = &ctl {
+                        c.abort();
+                    }
+                    Error::new(ErrorCode::TooLarge, format!("{url}: the answer: cannot allocate {n} bytes"))
+                };
+                body.try_reserve_exact(first).map_err(|_| no_room(first))?;
                 loop {
                     let piece = within(reader.read(), req.stall_ms).await.map_err(|e| {
                         if stalled(&e) || self.is_aborted() {
@@ -275,6 +314,7 @@ impl HttpClient for FetchClient {
                         .ok()
                         .and_then(|v| v.dyn_into().ok())
                         .ok_or_else(|| Error::new(ErrorCode::Network, format!("{url}: a body piece is not bytes")))?;
+                    limit.note_progress(now());
                     let n = chunk.length() as usize;
                     if let Some(l) = req.limit {
                         if (body.len() + n) as u64 > l {
@@ -291,6 +331,7 @@ impl HttpClient for FetchClient {
                         }
                     }
                     let at = body.len();
+                    body.try_reserve(n).map_err(|_| no_room(at + n))?;
                     body.resize(at + n, 0);
                     chunk.copy_to(&mut body[at..]);
                 }

@@ -433,6 +433,20 @@ test("permanent faults end in a typed error within the budget, naming the cause"
   const silent = await expectCode(settles(api.openArray(`${base}/__mode/silent/fixtures/${END_CASE.path}`, { retry }), 10_000, "silent"), "Network");
   assert.match(silent.message, /stall|no answer/i);
   assert.match(silent.message, /zarr\.json/);
+  // Bodies cut short say so (not "a CORS refusal"), naming the URL.
+  const cut = await expectCode(settles(api.openArray(`${base}/__mode/always-truncated/fixtures/${END_CASE.path}`, { retry }), 10_000, "truncated"), "Network");
+  // (Node's fetch fails a small answer cut short as a whole, saying why; a larger one is read
+  // until the cut: "truncated body".)
+  assert.match(cut.message, /truncated body|other side closed/);
+  assert.match(cut.message, /zarr\.json/);
+  assert.doesNotMatch(cut.message, /CORS/);
+  // A metadata document cut short at rest is invalid metadata, said to be truncated, not NotFound.
+  const info = fs.readFileSync(path.join(dataDir, "precomputed/png_u8/info"), "utf8");
+  fs.mkdirSync(path.join(tmpDir, "cut_info"), { recursive: true });
+  fs.writeFileSync(path.join(tmpDir, "cut_info/info"), info.slice(0, info.length >> 1));
+  const half = await expectCode(api.openArray(`${base}/tmp/cut_info`), "InvalidMetadata", "an info cut in half");
+  assert.match(half.message, /truncated metadata\?/);
+  assert.match(half.message, /cut_info\/info/);
 });
 
 test("a silent server: every read settles within the budget, another origin meanwhile unaffected", async () => {
@@ -489,6 +503,90 @@ test("a trap (a bug) rejects what was under way with Internal; the module is rep
   await assertChunkEquals(a, END_CASE, present[0], "array a after a second trap");
   a.close();
   b.close();
+});
+
+test("a silent server with more objects than slots: every read settles within its budget, not one stall per queued request", async () => {
+  // Its own origin: maxInFlight applies per origin. One slot, 32 arrays, 32 objects: waiting
+  // for the slot one stall time each would take 32 × 500 ms per try.
+  const own = await startServer({ root: { "/fixtures": dataDir } });
+  try {
+    const retry = { attempts: 3, baseMs: 10, maxMs: 50, stallMs: 500, budgetMs: 1_000 };
+    const silentFetch = (url, init) =>
+      fetch(String(url).endsWith("zarr.json") ? url : String(url).replace("/fixtures/", "/__mode/silent/fixtures/"), init);
+    const names = fs.readdirSync(path.join(dataDir, "zp")).filter((d) => fs.existsSync(path.join(dataDir, "zp", d, "zarr.json")));
+    assert.ok(names.length >= 30, `${names.length} arrays`);
+    const arrays = [];
+    for (const n of names) arrays.push(await api.openArray(`${own.url}/fixtures/zp/${n}`, { retry, fetch: silentFetch, maxInFlight: 1 }));
+    const t0 = Date.now();
+    const reads = arrays.map((a) => a.get(a.shape.map((n) => (n > 0 ? 0 : null))).then(() => "data", (e) => e));
+    const outcomes = await settles(Promise.all(reads), 8_000, `${arrays.length} reads of a silent server behind one slot`);
+    const ms = Date.now() - t0;
+    for (const e of outcomes) {
+      assert.ok(e instanceof api.ShardfetchError, `a read of a silent server gave ${e}`);
+      assert.equal(e.code, "Network", e.message);
+      assert.match(e.message, /stall/);
+    }
+    console.log(`${arrays.length} reads of a silent server behind 1 slot settled in ${ms} ms (budget 1000 + stall 500)`);
+    for (const a of arrays) a.close();
+  } finally {
+    await own.close();
+  }
+});
+
+test("decoding workers: a chunk a worker cannot decode names its object and drops its cached bytes; a trapped worker is replaced", async () => {
+  const c = caseByName("zp_shard_gzip_end");
+  const dir = path.join(dataDir, c.path);
+  const { shard, index, sharding } = presentInnerChunks(dir, c);
+  // Three present chunks next to each other in the shard: reading the outer two together
+  // reads the middle one's bytes too (held for later).
+  const grid = c.shape.map((n, k) => Math.ceil(n / c.chunkShape[k]));
+  const stored = index.entries
+    .map((e, i) => ({ e, coords: innerChunkCoords(shard.coords, sharding, i) }))
+    .filter(({ e, coords }) => !e.missing && coords.every((x, k) => x < grid[k]))
+    .sort((a, b) => Number(a.e.offset - b.e.offset));
+  const [a, mid, b] = stored;
+  assert.equal(a.e.offset + a.e.nbytes, mid.e.offset);
+  assert.equal(mid.e.offset + mid.e.nbytes, b.e.offset);
+  let corrupt = false;
+  const damaging = async (url, init) => {
+    const r = await fetch(url, init);
+    const range = headerOf(init, "Range");
+    if (!corrupt || !range || range.startsWith("bytes=-")) return r;
+    const bytes = new Uint8Array(await r.arrayBuffer()).map((x) => x ^ 0xff);
+    return new Response(bytes, { status: r.status, headers: r.headers });
+  };
+  const arr = await api.openArray(`${fx}/${c.path}`, { workers: 2, fetch: damaging, mergeGap: 1 << 20 });
+  const all = c.shape.map(() => null);
+  for (let k = 0; k < 100 && arr.stats().workerJobs === 0; k++) {
+    await arr.get(all);
+    if (arr.stats().workerJobs === 0) await new Promise((res) => setTimeout(res, 20));
+  }
+  assert.ok(arr.stats().workerJobs > 0, "the decoding workers are running");
+  // Bytes damaged in transit: decoded in a worker, each fails naming the shard.
+  corrupt = true;
+  const jobs = arr.stats().workerJobs;
+  const failed = await Promise.allSettled([arr.getChunk(a.coords), arr.getChunk(b.coords)]);
+  for (const f of failed) {
+    assert.equal(f.status, "rejected");
+    assert.ok(["CorruptChunk", "ChecksumMismatch"].includes(f.reason.code), `${f.reason.code}: ${f.reason.message}`);
+    assert.ok(f.reason.message.includes(`${fx}/${c.path}/${shard.key}`), f.reason.message);
+  }
+  // The server heals: the middle chunk, whose damaged bytes came with that read, reads the
+  // writer's values (its object's cache was dropped), decoded in a worker.
+  corrupt = false;
+  const before = arr.stats().requests;
+  await assertChunkEquals(arr, c, mid.coords, "the chunk held from the damaged read");
+  assert.ok(arr.stats().requests > before, "read afresh, not from the damaged bytes");
+  assert.ok(arr.stats().workerJobs > jobs, "decoded in a worker");
+  // A worker's instance that traps (a bug) is replaced; reads go on in the workers.
+  assert.equal(await api.__trapWorkerForTesting(), true, "the trapped worker was replaced");
+  const after = arr.stats().workerJobs;
+  for (let k = 0; k < 100 && arr.stats().workerJobs === after; k++) {
+    const r = await arr.get(all);
+    assert.deepEqual(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength), await loadExpected(c.expected));
+  }
+  assert.ok(arr.stats().workerJobs > after, "the workers decode again");
+  arr.close();
 });
 
 // ------------------------------------------------------------------------------------------
@@ -606,6 +704,67 @@ function copyCase(c, name) {
   copyDir(path.join(dataDir, c.path), dst);
   return dst;
 }
+
+// Issue 13: every codec, filter and data type of the field formats meets a damaged chunk: a
+// byte flipped in the middle of its largest stored object, then that object cut in half. The
+// read is data (a codec without a check cannot tell) or a typed error — one that names the
+// object, and always an error where the chain has a checksum; never a trap, never a hang —
+// and the undamaged array reads its writer's values right after, in the same module.
+const FIELD_MANIFESTS = ["manifest-filters.json", "manifest-strings.json", "manifest-strings-zp2.json", "manifest-cloudvolume.json"];
+const CHECKED = ["crc32", "adler32", "fletcher32", "jenkins", "gzip", "zlib", "bz2", "lzma", "crc32c"];
+const METADATA_FILES = new Set(["zarr.json", ".zarray", ".zattrs", ".zgroup", "info"]);
+
+function largestObject(dir) {
+  let best = null;
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (!METADATA_FILES.has(e.name) && (!best || fs.statSync(p).size > fs.statSync(best).size)) best = p;
+    }
+  };
+  walk(dir);
+  return best;
+}
+
+test("field formats: a damaged chunk of every new codec, filter and type is data or a typed error naming it; the module reads on", async () => {
+  const cases = [];
+  for (const m of FIELD_MANIFESTS) {
+    const list = JSON.parse(fs.readFileSync(path.join(fixturesDir, m), "utf8")).cases;
+    cases.push(...list.filter((c) => manifest.cases.some((k) => k.name === c.name) && !c.features.includes("encoding_jxl")));
+  }
+  assert.ok(cases.length >= 40, `${cases.length} cases`);
+  const outcomes = { data: 0, errors: {} };
+  for (const c of cases) {
+    for (const how of ["flip", "cut"]) {
+      const name = `damaged_${c.name}_${how}`;
+      const dst = copyCase(c, name);
+      const file = largestObject(dst);
+      const buf = fs.readFileSync(file);
+      if (how === "flip") buf[buf.length >> 1] ^= 0x5a;
+      fs.writeFileSync(file, how === "flip" ? buf : buf.subarray(0, buf.length >> 1));
+      const rel = path.relative(dst, file).split(path.sep).join("/");
+      let outcome = "data";
+      try {
+        const arr = await api.openArray(`${base}/tmp/${name}`, { ...(c.open ?? {}), workers: false });
+        await settles(arr.get(c.shape.map(() => null)), 30_000, name);
+        arr.close();
+      } catch (e) {
+        assert.ok(e instanceof api.ShardfetchError, `${name}: ${e?.stack ?? e}`);
+        assert.ok(!["Internal", "Unknown"].includes(e.code), `${name}: ${e.code}: ${e.message}`);
+        assert.ok(e.message.includes(rel) || e.message.includes(name), `${name}: the error does not name ${rel}: ${e.message}`);
+        outcome = e.code;
+      }
+      const checked = c.features.some((f) => CHECKED.some((k) => f.includes(k)));
+      if (checked && how === "flip") assert.notEqual(outcome, "data", `${name}: a damaged byte under a checksum read as data`);
+      if (outcome === "data") outcomes.data++;
+      else outcomes.errors[outcome] = (outcomes.errors[outcome] ?? 0) + 1;
+    }
+    const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [c.name], groups: false });
+    assert.equal(r.failed, 0, `after the damaged copies: ${r.failures.join("\n")}`);
+  }
+  console.log(`# ${cases.length} field-format cases damaged two ways: ${JSON.stringify(outcomes)}`);
+});
 
 test("a corrupted shard index is ChecksumMismatch", async () => {
   const dst = copyCase(END_CASE, "corrupt_index");
@@ -745,14 +904,31 @@ test("hand-written control array reads", async () => {
   arr.close();
 });
 
-test("an unknown codec is UnsupportedCodec", async () => {
+test("an unknown codec or filter is UnsupportedCodec naming itself and the array's URL (v3, inside a shard, v2 filter)", async () => {
   const url = writeNode("unknown_codec", plainArray({ codecs: [{ name: "bytes" }, { name: "no_such_codec_xyz" }] }), {
     "c/0": Buffer.from([1, 2, 3, 4]),
   });
-  await expectCode(async () => {
+  let e = await expectCode(async () => {
     const arr = await api.openArray(url);
     await arr.getChunk([0]);
   }, "UnsupportedCodec");
+  assert.match(e.message, /no_such_codec_xyz/);
+  assert.ok(e.message.includes(`${url}/zarr.json`), e.message);
+  const inner = plainArray({
+    shape: [8],
+    chunk_grid: { name: "regular", configuration: { chunk_shape: [8] } },
+    codecs: [{ name: "sharding_indexed", configuration: { chunk_shape: [4], codecs: [{ name: "bytes" }, { name: "numcodecs.zfpy" }], index_codecs: [{ name: "bytes" }] } }],
+  });
+  const shardUrl = writeNode("unknown_inner_codec", inner);
+  e = await expectCode(api.openArray(shardUrl), "UnsupportedCodec", "inside a shard");
+  assert.match(e.message, /numcodecs\.zfpy/);
+  assert.ok(e.message.includes(`${shardUrl}/zarr.json`), e.message);
+  const dir = path.join(tmpDir, "unknown_v2_filter");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, ".zarray"), JSON.stringify({ zarr_format: 2, shape: [4], chunks: [4], dtype: "<u2", compressor: null, fill_value: 0, order: "C", filters: [{ id: "zfpy", mode: 4 }] }));
+  e = await expectCode(api.openArray(`${base}/tmp/unknown_v2_filter`), "UnsupportedCodec", "a v2 filter");
+  assert.match(e.message, /zfpy/);
+  assert.ok(e.message.includes(`${base}/tmp/unknown_v2_filter/.zarray`), e.message);
 });
 
 test("an unknown data type is UnsupportedDataType", async () => {

@@ -1,13 +1,16 @@
 // An S3 API server (issue 15): moto in server mode (tests/s3/requirements.txt, in the venv
 // scripts/ensure-tools.sh makes), started by the test; a private bucket filled with boto3
 // (tests/s3/setup_bucket.py). Every fixture is read through per-object presigned URLs made in
-// the `fetch` option — each request signed for its own method and object, as S3 requires;
-// the requests the server saw are logged.
+// the `fetch` option — each request signed for its own method and object, as S3 requires,
+// and checked so by a proxy in front of moto (which checks no signature itself), which also
+// plays a bucket without list permission (403 for a missing key) and a server refusing suffix
+// ranges (the HEAD fallback). The requests the proxy and moto saw are logged.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import http from "node:http";
 import { execFile, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -38,9 +41,61 @@ function presign(url, method) {
   return u.href;
 }
 
+/** Whether `url`'s query string signs `method` on its object, unexpired (what S3 checks). */
+function signedFor(url, method) {
+  const u = new URL(url, "http://x");
+  const q = u.searchParams;
+  const expires = Number(q.get("Expires"));
+  if (q.get("AWSAccessKeyId") !== KEY || !(expires * 1000 > Date.now())) return false;
+  const toSign = `${method}\n\n\n${expires}\n${decodeURIComponent(u.pathname)}`;
+  return crypto.createHmac("sha1", SECRET).update(toSign).digest("base64") === q.get("Signature");
+}
+
 let moto;
+let motoLog = "";
 let base;
+let proxy;
 const seen = [];
+
+/**
+ * In front of moto, what moto leaves out of S3: every request's signature checked against its
+ * own method and object (moto checks none: 403 SignatureDoesNotMatch otherwise), and two
+ * buckets' behaviours under path prefixes — `/no-list/` answers 403 AccessDenied for a missing
+ * key (S3 without s3:ListBucket), `/no-suffix/` refuses suffix ranges (416, as some S3-like
+ * servers do), so that the HEAD + range fallback is signed too.
+ */
+async function startProxy(target) {
+  const log = [];
+  const server = http.createServer((req, res) => {
+    let url = req.url;
+    const mode = /^\/(no-list|no-suffix)\//.exec(url)?.[1];
+    if (mode) url = url.slice(mode.length + 1);
+    const ok = signedFor(req.url, req.method);
+    const range = req.headers.range;
+    log.push({ method: req.method, path: new URL(url, "http://x").pathname, range, ok, mode });
+    if (!ok) {
+      res.writeHead(403, { "Content-Type": "application/xml" }).end("<Error><Code>SignatureDoesNotMatch</Code></Error>");
+      return;
+    }
+    if (mode === "no-suffix" && range?.startsWith("bytes=-")) {
+      res.writeHead(416).end();
+      return;
+    }
+    const up = http.request(`${target}${url}`, { method: req.method, headers: { ...(range ? { range } : {}) } }, (r) => {
+      if (mode === "no-list" && r.statusCode === 404) {
+        r.resume();
+        res.writeHead(403, { "Content-Type": "application/xml" }).end("<Error><Code>AccessDenied</Code></Error>");
+        return;
+      }
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    up.end();
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}`, log, close: () => new Promise((r) => server.close(r)) };
+}
 
 /** The `fetch` option of a viewer whose objects are private: every request presigned. */
 const signingFetch = (input, init = {}) => {
@@ -56,7 +111,10 @@ before(async () => {
   const port = await freePort();
   moto = spawn(path.join(bin, "moto_server"), ["-H", "127.0.0.1", "-p", String(port)], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
-  moto.stderr.on("data", (d) => (stderr += d));
+  moto.stderr.on("data", (d) => {
+    stderr += d;
+    motoLog += d;
+  });
   base = `http://127.0.0.1:${port}`;
   for (let k = 0; ; k++) {
     try {
@@ -66,9 +124,16 @@ before(async () => {
     await new Promise((r) => setTimeout(r, 50));
   }
   await promisify(execFile)(path.join(bin, "python"), [path.join(root, "tests/s3/setup_bucket.py"), base]);
+  proxy = await startProxy(base);
 });
 
-after(() => {
+after(async () => {
+  // What moto itself saw (its request log), by method and status.
+  const lines = motoLog.split("\n").map((l) => /"(GET|HEAD|PUT|POST|OPTIONS) [^"]*" (\d{3})/.exec(l)).filter(Boolean);
+  const by = {};
+  for (const m of lines) by[`${m[1]} ${m[2]}`] = (by[`${m[1]} ${m[2]}`] ?? 0) + 1;
+  console.log(`# moto's own log: ${lines.length} requests ${JSON.stringify(by)}`);
+  await proxy?.close();
   moto?.kill();
 });
 
@@ -83,7 +148,8 @@ test("S3 (moto): a private bucket refuses unsigned reads with a typed error nami
 
 test("S3 (moto): every fixture reads through presigned URLs made per request in the fetch option", async () => {
   seen.length = 0;
-  const r = await checkFixtures(api, `${base}/fixtures`, manifest, loadExpected, { open: { fetch: signingFetch } });
+  proxy.log.length = 0;
+  const r = await checkFixtures(api, `${proxy.url}/fixtures`, manifest, loadExpected, { open: { fetch: signingFetch } });
   assert.ok(r.count >= manifest.cases.length, `${r.count} cases ran`);
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const by = {};
@@ -94,6 +160,49 @@ test("S3 (moto): every fixture reads through presigned URLs made per request in 
   console.log(`# S3 (moto) saw ${seen.length} presigned requests: ${JSON.stringify(by)}`);
   assert.ok(seen.every((s) => new URL(s.url).searchParams.has("Signature")), "every request signed");
   assert.ok(by["GET suffix"] > 0 && by["GET range"] > 0, "shard indexes by suffix, chunks by range");
+  const bad = proxy.log.filter((e) => !e.ok);
+  assert.equal(bad.length, 0, `signatures that do not match their request: ${JSON.stringify(bad.slice(0, 3))}`);
+  assert.equal(proxy.log.length, seen.length, "the server saw every request the fetch option sent");
+});
+
+test("S3: a signature made for another method or object is refused (the check above can fail)", async () => {
+  const url = `${proxy.url}/fixtures/zp/shard_gzip_end/zarr.json`;
+  assert.equal((await fetch(presign(url, "GET"))).status, 200);
+  assert.equal((await fetch(presign(url, "GET"), { method: "HEAD" })).status, 403, "a GET signature for a HEAD");
+  const other = presign(`${proxy.url}/fixtures/zp/dt_int8/zarr.json`, "GET");
+  assert.equal((await fetch(`${url}?${new URL(other).searchParams}`)).status, 403, "another object's signature");
+});
+
+test("S3: the HEAD + range fallback (a server refusing suffix ranges) is signed per request too", async () => {
+  proxy.log.length = 0;
+  const c = manifest.cases.find((k) => k.name === "zp_shard_gzip_end");
+  const r = await checkFixtures(api, `${proxy.url}/no-suffix/fixtures`, manifest, loadExpected, { cases: [c.name], groups: false, open: { fetch: signingFetch } });
+  assert.equal(r.failed, 0, r.failures.join("\n"));
+  const heads = proxy.log.filter((e) => e.method === "HEAD");
+  console.log(`# S3 no-suffix: ${proxy.log.length} requests, ${heads.length} HEAD`);
+  assert.ok(heads.length > 0, "the fallback ran");
+  assert.ok(proxy.log.every((e) => e.ok), "every request, HEAD included, signed for itself");
+});
+
+test("S3 without list permission: a missing key is 403 — an HttpError naming the URL, or with treat403AsMissing the fill value", async () => {
+  const c = manifest.cases.find((k) => k.name === "zp_shard_gzip_end"); // shard c/0/1 was never written
+  const arr = await api.openArray(`${proxy.url}/no-list/fixtures/${c.path}`, { fetch: signingFetch });
+  const perShard = arr.shardShape.map((s, k) => s / arr.chunkShape[k]);
+  const inMissing = [0, perShard[1]]; // the first inner chunk of shard (0, 1)
+  await assert.rejects(arr.getChunk(inMissing), (e) => {
+    assert.equal(e.code, "HttpError", e.message);
+    assert.equal(e.status, 403);
+    assert.ok(e.message.includes(`${c.path}/c/0/1`), e.message);
+    return true;
+  });
+  arr.close();
+  const r = await checkFixtures(api, `${proxy.url}/no-list/fixtures`, manifest, loadExpected, {
+    cases: manifest.cases.filter((k) => k.features?.some((f) => f.startsWith("missing_"))).map((k) => k.name),
+    groups: false,
+    open: { fetch: signingFetch, treat403AsMissing: true },
+  });
+  assert.ok(r.count >= 5, `${r.count} arrays with missing chunks or shards`);
+  assert.equal(r.failed, 0, r.failures.join("\n"));
 });
 
 test("S3 (moto): a suffix range longer than the object, and a range past its end", async () => {
@@ -108,7 +217,7 @@ test("S3 (moto): a suffix range longer than the object, and a range past its end
   await past.arrayBuffer();
   assert.equal(past.status, 416);
   // The library opens and reads through it whatever the answer: a chunk of a sharded array.
-  const arr = await api.openArray(`${base}/fixtures/zp/shard_gzip_end`, { fetch: signingFetch });
+  const arr = await api.openArray(`${proxy.url}/fixtures/zp/shard_gzip_end`, { fetch: signingFetch });
   const c = await arr.getChunk([0, 0]);
   assert.equal(c.data.length, arr.chunkShape.reduce((a, b) => a * b, 1));
   arr.close();

@@ -36,7 +36,9 @@ events { worker_connections 256; }
 http {
   include /etc/nginx/mime.types;
   default_type application/octet-stream;
-  access_log ${tmp}/access.log combined;
+  # The combined format, plus which connection served each request (keep-alive).
+  log_format withconn '$remote_addr - - [$time_local] "$request" $status $body_bytes_sent conn=$connection n=$connection_requests';
+  access_log ${tmp}/access.log withconn;
   client_body_temp_path ${tmp}/body;
   proxy_temp_path ${tmp}/proxy;
   fastcgi_temp_path ${tmp}/fastcgi;
@@ -113,8 +115,12 @@ test("nginx: every fixture reads like its writer wrote it (Node)", async () => {
     methods[m[1]] = (methods[m[1]] ?? 0) + 1;
     statuses[m[2]] = (statuses[m[2]] ?? 0) + 1;
   }
-  console.log(`# nginx saw ${lines.length} requests: ${JSON.stringify(methods)}, statuses ${JSON.stringify(statuses)}`);
+  const connections = new Set(lines.map((l) => /conn=(\d+)/.exec(l)?.[1]).filter(Boolean));
+  const most = Math.max(...lines.map((l) => Number(/ n=(\d+)/.exec(l)?.[1] ?? 0)));
+  console.log(`# nginx saw ${lines.length} requests on ${connections.size} connections (up to ${most} on one): ${JSON.stringify(methods)}, statuses ${JSON.stringify(statuses)}`);
   assert.ok(statuses["206"] > 0, "nginx answered ranges");
+  // HTTP/1.1 keep-alive: connections are reused, not one per request.
+  assert.ok(connections.size * 4 < lines.length && most > 10, `${lines.length} requests on ${connections.size} connections`);
 });
 
 test("nginx: If-Range with its ETag gives the range; a stale one gives the whole object", async () => {

@@ -67,10 +67,10 @@ test("Viv's MultiscaleImageLayer draws an OME-Zarr image through shardfetch/viv:
         const got = shot.rgba[(y * W + x) * 4];
         const d = Math.abs(got - want);
         worst = Math.max(worst, d);
-        if (d > 2) off++;
+        if (d > 1) off++;
       }
     }
-    console.log(`# Viv drew ${W}×${H} px: ${off} differ from the writer's values by more than 2 (largest difference ${worst})`);
+    console.log(`# Viv drew ${W}×${H} px: ${off} differ from the writer's values by more than 1 (largest difference ${worst})`);
     assert.equal(off, 0, `${off} of ${W * H} pixels differ`);
   } finally {
     await tab.close();

@@ -212,6 +212,20 @@ impl Array {
         }
     }
 
+    /// Decoding chunk `coords` elsewhere (a worker, which knows no URL) failed with `code`:
+    /// as for a decode here, what is cached of the chunk's object is dropped when the error
+    /// shows its bytes inconsistent. Returns the object's URL, for the error to name.
+    pub fn failed_elsewhere(&self, coords: &[u64], code: ErrorCode) -> String {
+        match self.layout.locate(coords) {
+            Ok(at) => {
+                let url = self.key_url(&at.key);
+                self.distrust(&url, &Error::new(code, String::new()));
+                url
+            }
+            Err(_) => self.url.clone(),
+        }
+    }
+
     /// Read the pieces of `plan`, handing each to `each` as its bytes arrive: decoded here
     /// when `decode`, else as stored (for a decoder elsewhere). Chunks are grouped by the object
     /// holding them; each object's chunks are located (its index read once, shared) and then
@@ -223,7 +237,18 @@ impl Array {
         c: &C,
         plan: &Plan,
         decode: bool,
-        each: impl FnMut(usize, Result<Got>) -> Result<()>,
+        mut each: impl FnMut(usize, Result<Got>) -> Result<()>,
+    ) -> Result<()> {
+        // One copy of the read path per client, whatever the callback (wasm size).
+        self.read_with(c, plan, decode, &mut each).await
+    }
+
+    async fn read_with<C: HttpClient>(
+        &self,
+        c: &C,
+        plan: &Plan,
+        decode: bool,
+        each: &mut dyn FnMut(usize, Result<Got>) -> Result<()>,
     ) -> Result<()> {
         // A server that ignores Range sends whole objects: this batch downloads each once.
         let _pin = self.store.pin();

@@ -24,6 +24,10 @@ pub struct Request<'a> {
     /// Milliseconds without an answer or without body progress after which the client gives
     /// the request up with a `Network` error saying it stalled (it is then retried).
     pub stall_ms: Option<f64>,
+    /// When (in [`HttpClient::now`]'s milliseconds) the read's retry budget, plus one stall
+    /// time, runs out: a client should not keep a request waiting for a connection slot past
+    /// it while its origin shows no progress (a silent server holds every slot).
+    pub deadline: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]

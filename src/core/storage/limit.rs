@@ -10,8 +10,12 @@ use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
 enum Ticket {
-    Waiting(Option<Waker>),
+    /// Waiting, until a slot comes free — or, past its deadline, until the origin is found
+    /// stuck ([`Limiter::note_stall`]).
+    Waiting(Option<Waker>, Option<f64>),
     Granted,
+    /// Given up: past its deadline, while every request in flight was stalling.
+    Expired,
 }
 
 type Queue = BTreeMap<(Reverse<i64>, u64), Rc<RefCell<Ticket>>>;
@@ -21,6 +25,8 @@ pub struct Limiter {
     inflight: Cell<usize>,
     queue: RefCell<Queue>,
     seq: Cell<u64>,
+    /// When a request of this origin last received something (an answer, body bytes).
+    progress: Cell<Option<f64>>,
 }
 
 /// A slot in flight; dropping it lets the next waiting request start.
@@ -48,10 +54,10 @@ impl Drop for Waiting<'_> {
         if self.done {
             return;
         }
-        if matches!(*self.ticket.borrow(), Ticket::Granted) {
-            self.owner.release();
-        } else {
-            self.owner.queue.borrow_mut().remove(&self.key);
+        match *self.ticket.borrow() {
+            Ticket::Granted => self.owner.release(),
+            Ticket::Waiting(..) => drop(self.owner.queue.borrow_mut().remove(&self.key)),
+            Ticket::Expired => {}
         }
     }
 }
@@ -63,7 +69,34 @@ impl Limiter {
             inflight: Cell::new(0),
             queue: RefCell::new(BTreeMap::new()),
             seq: Cell::new(0),
+            progress: Cell::new(None),
         }
+    }
+
+    /// A request of this origin received something at `now` (the client's clock).
+    pub fn note_progress(&self, now: f64) {
+        self.progress.set(Some(self.progress.get().map_or(now, |p| p.max(now))));
+    }
+
+    /// A request of this origin stalled at `now` (nothing for `stall_ms`). If nothing of the
+    /// origin has progressed for that long, its slots are held by requests that stall too, and
+    /// waiting for one is futile: the waiting requests past their deadline give up (their
+    /// `acquire` returns `None`). A silent server thus ends every read within its budget,
+    /// however many wait, while a slow but live one keeps them waiting.
+    pub fn note_stall(&self, now: f64, stall_ms: f64) {
+        if self.progress.get().is_some_and(|p| now - p <= stall_ms) {
+            return;
+        }
+        self.queue.borrow_mut().retain(|_, t| {
+            let mut t = t.borrow_mut();
+            if !matches!(*t, Ticket::Waiting(_, Some(d)) if d <= now) {
+                return true;
+            }
+            if let Ticket::Waiting(Some(w), _) = core::mem::replace(&mut *t, Ticket::Expired) {
+                w.wake();
+            }
+            false
+        });
     }
 
     pub fn set_max(&self, max: usize) {
@@ -78,28 +111,35 @@ impl Limiter {
         self.queue.borrow().len()
     }
 
-    /// Wait for a slot; higher `priority` goes first.
-    pub async fn acquire(&self, priority: i64) -> Permit<'_> {
+    /// Wait for a slot; higher `priority` goes first. `None`: given up past `deadline` (the
+    /// client's clock) because the origin was stuck (see [`Limiter::note_stall`]).
+    pub async fn acquire(&self, priority: i64, deadline: Option<f64>) -> Option<Permit<'_>> {
         if self.inflight.get() < self.max.get() && self.queue.borrow().is_empty() {
             self.inflight.set(self.inflight.get() + 1);
-            return Permit { owner: self };
+            return Some(Permit { owner: self });
         }
         let seq = self.seq.get();
         self.seq.set(seq + 1);
         let key = (Reverse(priority), seq);
-        let ticket = Rc::new(RefCell::new(Ticket::Waiting(None)));
+        let ticket = Rc::new(RefCell::new(Ticket::Waiting(None, deadline)));
         self.queue.borrow_mut().insert(key, ticket.clone());
         let mut waiting = Waiting { owner: self, key, ticket, done: false };
-        poll_fn(|cx| match &mut *waiting.ticket.borrow_mut() {
-            Ticket::Granted => Poll::Ready(()),
-            Ticket::Waiting(w) => {
+        let granted = poll_fn(|cx| match &mut *waiting.ticket.borrow_mut() {
+            Ticket::Granted => Poll::Ready(true),
+            Ticket::Expired => Poll::Ready(false),
+            Ticket::Waiting(w, _) => {
                 *w = Some(cx.waker().clone());
                 Poll::Pending
             }
         })
         .await;
         waiting.done = true;
-        Permit { owner: self }
+        // (Not `then_some`: a Permit built and dropped would hand on a slot it never held.)
+        if granted {
+            Some(Permit { owner: self })
+        } else {
+            None
+        }
     }
 
     fn release(&self) {
@@ -114,7 +154,7 @@ impl Limiter {
         let Some((_, ticket)) = self.queue.borrow_mut().pop_first() else { return false };
         self.inflight.set(self.inflight.get() + 1);
         let old = core::mem::replace(&mut *ticket.borrow_mut(), Ticket::Granted);
-        if let Ticket::Waiting(Some(w)) = old {
+        if let Ticket::Waiting(Some(w), _) = old {
             w.wake();
         }
         true
@@ -136,39 +176,66 @@ mod tests {
     #[test]
     fn waiting_requests_start_by_priority_and_aborts_free_their_place() {
         let l = Limiter::new(2);
-        let a = pin!(l.acquire(0));
-        let Poll::Ready(pa) = poll(a) else { panic!() };
-        let b = pin!(l.acquire(0));
-        let Poll::Ready(pb) = poll(b) else { panic!() };
+        let a = pin!(l.acquire(0, None));
+        let Poll::Ready(Some(pa)) = poll(a) else { panic!() };
+        let b = pin!(l.acquire(0, None));
+        let Poll::Ready(Some(pb)) = poll(b) else { panic!() };
         // Full: three wait, priorities 1, 5, 5 (arrival order among equals).
-        let mut low = pin!(l.acquire(1));
-        let mut high1 = pin!(l.acquire(5));
-        let mut high2 = pin!(l.acquire(5));
+        let mut low = pin!(l.acquire(1, None));
+        let mut high1 = pin!(l.acquire(5, None));
+        let mut high2 = pin!(l.acquire(5, None));
         assert!(
             poll(low.as_mut()).is_pending() && poll(high1.as_mut()).is_pending() && poll(high2.as_mut()).is_pending()
         );
         assert_eq!((l.in_flight(), l.waiting()), (2, 3));
         drop(pa);
         assert!(poll(low.as_mut()).is_pending());
-        let Poll::Ready(p1) = poll(high1.as_mut()) else { panic!("the first high-priority request starts") };
+        let Poll::Ready(Some(p1)) = poll(high1.as_mut()) else { panic!("the first high-priority request starts") };
         assert!(poll(high2.as_mut()).is_pending());
         drop(pb);
-        let Poll::Ready(p2) = poll(high2.as_mut()) else { panic!() };
+        let Poll::Ready(Some(p2)) = poll(high2.as_mut()) else { panic!() };
         // An aborted waiter gives its place up; a granted-but-dropped one hands its slot on.
         {
-            let mut gone = pin!(l.acquire(9));
+            let mut gone = pin!(l.acquire(9, None));
             assert!(poll(gone.as_mut()).is_pending());
         }
         assert_eq!(l.waiting(), 1);
         drop(p1);
         assert_eq!(l.in_flight(), 2, "the low-priority request got the slot");
         let mut granted: Vec<Permit> = Vec::new();
-        if let Poll::Ready(p) = poll(low.as_mut()) {
+        if let Poll::Ready(Some(p)) = poll(low.as_mut()) {
             granted.push(p);
         }
         assert_eq!(granted.len(), 1);
         drop(p2);
         drop(granted);
         assert_eq!((l.in_flight(), l.waiting()), (0, 0));
+    }
+
+    #[test]
+    fn waiting_past_the_deadline_ends_only_when_the_origin_is_stuck() {
+        let l = Limiter::new(1);
+        let Poll::Ready(Some(held)) = poll(pin!(l.acquire(0, None))) else { panic!() };
+        let mut soon = pin!(l.acquire(0, Some(100.0)));
+        let mut later = pin!(l.acquire(0, Some(600.0)));
+        let mut never = pin!(l.acquire(0, None));
+        assert!(
+            poll(soon.as_mut()).is_pending() && poll(later.as_mut()).is_pending() && poll(never.as_mut()).is_pending()
+        );
+        // Past the first deadline, but the origin answered 50 ms ago: waiting goes on.
+        l.note_progress(150.0);
+        l.note_stall(200.0, 300.0);
+        assert!(poll(soon.as_mut()).is_pending());
+        // Nothing for longer than a stall time: the waiter past its deadline gives up, the others wait.
+        l.note_stall(600.0 - 50.0, 300.0);
+        assert!(matches!(poll(soon.as_mut()), Poll::Ready(None)));
+        assert!(poll(later.as_mut()).is_pending(), "later");
+        assert!(poll(never.as_mut()).is_pending(), "never");
+        assert_eq!((l.in_flight(), l.waiting()), (1, 2));
+        l.note_stall(700.0, 300.0);
+        assert!(matches!(poll(later.as_mut()), Poll::Ready(None)));
+        // The slot goes to the one left.
+        drop(held);
+        assert!(matches!(poll(never.as_mut()), Poll::Ready(Some(_))));
     }
 }

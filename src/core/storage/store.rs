@@ -292,13 +292,15 @@ impl Store {
         keys.iter().for_each(|k| cache.remove(k));
     }
 
+    /// A request whose answer may not exceed `maxDecodedBytes` (nor a merged read's size):
+    /// a ranged request too, as a server that ignores Range answers with the whole object.
     async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<Response> {
-        let limit = if range.is_none() { Some((self.config.max_body, "maxDecodedBytes")) } else { None };
-        self.send_limited(c, method, url, range, limit).await
+        let merged = if range.is_some() { self.config.merge_max } else { 0 };
+        let limit = self.config.max_body.max(merged).min(crate::core::error::MAX_ALLOC);
+        self.send_limited(c, method, url, range, Some((limit, "maxDecodedBytes"))).await
     }
 
-    /// A request whose body may not exceed `limit` (bytes, and the option that sets them; a
-    /// ranged request is bounded by its range, checked where it is read).
+    /// A request whose body may not exceed `limit` (bytes, and the option that sets them).
     async fn send_limited<C: HttpClient>(
         &self,
         c: &C,
@@ -336,7 +338,8 @@ impl Store {
             if c.is_aborted() {
                 return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
             }
-            let req = Request { method, url, range: range.clone(), limit, stall_ms: Some(policy.stall_ms) };
+            let deadline = start.map(|t0| t0 + policy.budget_ms + policy.stall_ms);
+            let req = Request { method, url, range: range.clone(), limit, stall_ms: Some(policy.stall_ms), deadline };
             let got = c.send(req).await.map_err(|e| e.at(url));
             if let Ok(r) = &got {
                 self.count(|s| {
