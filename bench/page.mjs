@@ -75,6 +75,10 @@ function library(name) {
       // shardfetch-gap<N>k: shardfetch with mergeGap N KiB (to measure the default).
       const gap = /^shardfetch-gap(\d+)k$/.exec(name);
       if (gap) return LIBS.shardfetch({ mergeGap: Number(gap[1]) * 1024 });
+      // shardfetch-workers<N>: N decoding workers whatever the chunk size (to measure the
+      // small-chunk policy, which decodes chunks under 32 KiB inline by default).
+      const workers = /^shardfetch-workers(\d+)$/.exec(name);
+      if (workers) return LIBS.shardfetch({ workers: Number(workers[1]) });
       throw new Error(`unknown library ${name}`);
     }
   }

@@ -5,7 +5,8 @@
 //   --datasets a,b    subset of bench/data/* (default: all five)
 //   --workloads a,b   subset of full,tiles,windows,cold
 //   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned; also
-//                     shardfetch-gap<N>k (shardfetch with mergeGap N KiB, to choose the default)
+//                     shardfetch-gap<N>k (shardfetch with mergeGap N KiB, to choose the default),
+//                     shardfetch-workers<N> (N decoding workers whatever the chunk size)
 //   --profile         also profile one extra run per dataset × workload × library: a CPU profile
 //                     of the main thread (top self-time functions) and a Chromium trace (busy
 //                     time of the main thread, decoding workers, network service); saved in the
@@ -87,7 +88,7 @@ function parseArgs(argv) {
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) {
     if (l === "shardfetch-baseline" && !o.baseline) throw new Error("shardfetch-baseline needs --baseline DIR");
-    if (!LIBS.includes(l) && l !== "shardfetch-baseline" && !/^shardfetch-gap\d+k$/.test(l)) throw new Error(`unknown library ${l}`);
+    if (!LIBS.includes(l) && l !== "shardfetch-baseline" && !/^shardfetch-(gap\d+k|workers\d+)$/.test(l)) throw new Error(`unknown library ${l}`);
   }
   return o;
 }
