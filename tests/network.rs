@@ -512,6 +512,15 @@ fn reads_each_shard_once(config: Config) {
     }
     assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard (cache {cache})");
     assert_eq!(c.bytes.get() - c.bytes.get() % (SHARD + index), SHARDS * (SHARD + index));
+    // 3. Every chunk as its own read, one after another (a reader that awaits each): the last
+    // whole object is kept whatever the cache, so each shard still crosses the wire once.
+    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let a = open_big(&c);
+    for k in 0..total / INNER {
+        let got = block_on(read_chunk(&a, &c, &[k])).unwrap();
+        assert_eq!(got.bytes[9], value(k * INNER + 9));
+    }
+    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard, reads one at a time (cache {cache})");
 }
 
 /// A server that ignores Range answers a small ranged read with the whole object: above

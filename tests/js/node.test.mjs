@@ -295,7 +295,7 @@ test("ignore-range: two chunks of one shard do not fetch the full shard twice", 
   arr.close();
 });
 
-test("ignore-range, objects far larger than cacheBytes: each shard crosses the wire once per batch", async () => {
+test("ignore-range, objects far larger than cacheBytes: each shard crosses the wire once, in batches or read by read", async () => {
   // 64 MiB of uint8 in 8 shards of 8 MiB (raw inner chunks of 128 KiB, index at the end),
   // written here byte by byte after the Zarr v3 spec; values are a function of the position.
   const SHARD = 8 << 20, SHARDS = 8, INNER = 128 << 10;
@@ -322,7 +322,7 @@ test("ignore-range, objects far larger than cacheBytes: each shard crosses the w
   }
   const total = SHARD * SHARDS;
   const moved = () => server.log.reduce((a, e) => a + e.bytes, 0);
-  for (const how of ["chunks at once", "a region per shard"]) {
+  for (const how of ["chunks at once", "a region per shard", "chunks one read at a time"]) {
     const arr = await api.openArray(`${base}/__mode/ignore-range/tmp/big_u8`, { cacheBytes: 1 << 20 });
     server.log.length = 0;
     if (how === "chunks at once") {
@@ -332,6 +332,10 @@ test("ignore-range, objects far larger than cacheBytes: each shard crosses the w
       const ks = Array.from({ length: total / INNER }, (_, k) => k).filter((k) => k % per !== per - 1);
       const got = await Promise.all(ks.map((k) => arr.getChunk([k])));
       got.forEach((r, i) => assert.equal(r.data[7], value(ks[i] * INNER + 7), `chunk ${ks[i]}`));
+    } else if (how === "chunks one read at a time") {
+      // A reader that awaits each chunk: every read its own batch (the last whole object is
+      // kept whatever cacheBytes, or each chunk would download its shard again).
+      for (let k = 0; k < total / INNER; k++) assert.equal((await arr.getChunk([k])).data[5], value(k * INNER + 5), `chunk ${k}`);
     } else {
       for (let s = 0; s < SHARDS; s++) {
         // All of the shard but its last chunk: ranged reads (a whole one is a plain GET anyway).

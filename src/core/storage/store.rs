@@ -143,6 +143,10 @@ pub struct Store {
     pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
     /// Whole objects read for one object's chunks ([`Store::hold_whole`]), with their holders.
     wholes_held: Rc<RefCell<BTreeMap<String, (Rc<Vec<u8>>, usize)>>>,
+    /// The last whole object a server sent for a ranged read (it ignores Range), kept even above
+    /// `cache_bytes` (within `max_body`): reads one after another in the same object would
+    /// otherwise each download it whole again.
+    last_whole: RefCell<Option<(String, Rc<Vec<u8>>)>>,
     stats: Cell<Stats>,
 }
 
@@ -192,6 +196,7 @@ impl Store {
             pins: Rc::new(Cell::new(0)),
             pinned: Rc::new(RefCell::new(BTreeMap::new())),
             wholes_held: Rc::new(RefCell::new(BTreeMap::new())),
+            last_whole: RefCell::new(None),
             stats: Cell::new(Stats::default()),
         }
     }
@@ -246,6 +251,11 @@ impl Store {
         if let Some((w, _)) = self.wholes_held.borrow().get(url) {
             return Some(w.clone());
         }
+        if let Some((u, w)) = &*self.last_whole.borrow() {
+            if u == url {
+                return Some(w.clone());
+            }
+        }
         self.pinned.borrow().get(url).cloned()
     }
 
@@ -290,6 +300,10 @@ impl Store {
         let mut cache = self.cache.borrow_mut();
         let keys: Vec<Key> = cache.keys_from(&lo).take_while(|k| k.0 == url).cloned().collect();
         keys.iter().for_each(|k| cache.remove(k));
+        let mut last = self.last_whole.borrow_mut();
+        if last.as_ref().is_some_and(|(u, _)| u == url) {
+            *last = None;
+        }
     }
 
     /// A request whose answer may not exceed `maxDecodedBytes` (nor a merged read's size):
@@ -640,7 +654,10 @@ impl Store {
                 Status::Partial => {
                     if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
                         if total < n {
-                            return Err(short(url, &format!("object has {total} bytes, its index needs {n}")));
+                            return Err(short(
+                                url,
+                                &format!("object has {total} bytes, fewer than the last {n} asked for"),
+                            ));
                         }
                         let end = b.checked_add(1);
                         if end == Some(total)
@@ -676,7 +693,7 @@ impl Store {
             )
         })?;
         if size < n {
-            return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+            return Err(short(url, &format!("object has {size} bytes, fewer than the last {n} asked for")));
         }
         let f = self.read_range(c, url, size - n, n).await?;
         Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
@@ -732,6 +749,7 @@ impl Store {
         if self.pins.get() > 0 {
             self.pinned.borrow_mut().insert(url.to_string(), body.clone());
         }
+        *self.last_whole.borrow_mut() = Some((url.to_string(), body.clone()));
         body
     }
 
@@ -782,7 +800,7 @@ fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<RangeRead> {
         ByteRange::Range { offset, len } => (offset, offset.saturating_add(len)),
         ByteRange::Suffix(n) => {
             if n > size {
-                return Err(short(url, &format!("object has {size} bytes, its index needs {n}")));
+                return Err(short(url, &format!("object has {size} bytes, fewer than the last {n} asked for")));
             }
             (size - n, size)
         }
