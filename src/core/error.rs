@@ -21,6 +21,11 @@ macro_rules! error_codes {
                     $(ErrorCode::$name => stringify!($name),)*
                 }
             }
+
+            /// The code named `name` (as [`ErrorCode::as_str`] spells it).
+            pub fn parse(name: &str) -> Option<ErrorCode> {
+                ErrorCode::ALL.iter().copied().find(|c| c.as_str() == name)
+            }
         }
 
         /// `export type CoreErrorCode = "NotFound" | …;`: every code, as TypeScript.

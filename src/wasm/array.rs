@@ -189,11 +189,7 @@ impl WasmArray {
         code: &str,
     ) -> std::result::Result<String, JsValue> {
         let coords = coords_for(&self.inner, &coords)?;
-        let code = [ErrorCode::CorruptShard, ErrorCode::CorruptChunk, ErrorCode::ChecksumMismatch]
-            .into_iter()
-            .find(|c| c.as_str() == code)
-            .unwrap_or(ErrorCode::Network);
-        Ok(self.inner.failed_elsewhere(&coords, code))
+        Ok(self.inner.failed_elsewhere(&coords, ErrorCode::parse(code)))
     }
 
     /// What `reopenArray` rebuilds the array from (after the module was replaced).

@@ -56,6 +56,7 @@ impl Drop for Wait {
 /// Wait `ms` milliseconds (a backoff), or until `signal` aborts.
 pub async fn sleep_until(ms: f64, signal: Option<&AbortSignal>) {
     let Some(set) = global_fn("setTimeout") else { return };
+    // Cleared when the wait ends or is dropped.
     let mut wait = Wait { timer: JsValue::UNDEFINED, listener: None };
     let p = Promise::new(&mut |resolve, _| {
         wait.timer = set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms.max(0.0))).unwrap_or(JsValue::UNDEFINED);
@@ -65,7 +66,6 @@ pub async fn sleep_until(ms: f64, signal: Option<&AbortSignal>) {
         }
     });
     let _ = JsFuture::from(p).await;
-    drop(wait);
 }
 
 /// Wait `ms` milliseconds.

@@ -453,13 +453,14 @@ test("permanent faults end in a typed error within the budget, naming the cause"
   assert.match(half.message, /cut_info\/info/);
 });
 
+/** A `fetch` answering metadata from the server and sending every other request to its silent twin. */
+const silentFetch = (url, init) =>
+  fetch(String(url).endsWith("zarr.json") ? url : String(url).replace("/fixtures/", "/__mode/silent/fixtures/"), init);
+
 test("a silent server: every read settles within the budget, another origin meanwhile unaffected", async () => {
   const other = await startServer({ root: { "/fixtures": dataDir } });
   try {
     const retry = { attempts: 3, baseMs: 10, maxMs: 50, stallMs: 300, budgetMs: 2_000 };
-    // Metadata from the server, every chunk request to its silent twin.
-    const silentFetch = (url, init) =>
-      fetch(String(url).endsWith("zarr.json") ? url : String(url).replace("/fixtures/", "/__mode/silent/fixtures/"), init);
     const arr = await api.openArray(`${base}/fixtures/${END_CASE.path}`, { retry, fetch: silentFetch });
     const { present } = presentInnerChunks(path.join(dataDir, END_CASE.path), END_CASE);
     const reads = [];
@@ -515,8 +516,6 @@ test("a silent server with more objects than slots: every read settles within it
   const own = await startServer({ root: { "/fixtures": dataDir } });
   try {
     const retry = { attempts: 3, baseMs: 10, maxMs: 50, stallMs: 500, budgetMs: 1_000 };
-    const silentFetch = (url, init) =>
-      fetch(String(url).endsWith("zarr.json") ? url : String(url).replace("/fixtures/", "/__mode/silent/fixtures/"), init);
     const names = fs.readdirSync(path.join(dataDir, "zp")).filter((d) => fs.existsSync(path.join(dataDir, "zp", d, "zarr.json")));
     assert.ok(names.length >= 30, `${names.length} arrays`);
     const arrays = [];

@@ -200,26 +200,29 @@ impl Array {
         let at = self.layout.locate(coords).map_err(|e| e.at(&self.url))?;
         let url = self.key_url(&at.key);
         let levels: Vec<(&dyn IndexFormat, u64)> = at.levels.iter().map(|(f, k)| (&**f, *k)).collect();
-        let span = locate(&self.store, c, &url, &levels).await.inspect_err(|e| self.distrust(&url, e))?;
+        let span = locate(&self.store, c, &url, &levels).await.inspect_err(|e| self.distrust(&url, e.code))?;
         Ok((url, span))
     }
 
     /// An error that shows the server sent inconsistent bytes drops what is cached of the
     /// object, so that a healed server is read afresh rather than the damage kept.
-    fn distrust(&self, url: &str, e: &Error) {
-        if matches!(e.code, ErrorCode::CorruptShard | ErrorCode::CorruptChunk | ErrorCode::ChecksumMismatch) {
+    fn distrust(&self, url: &str, code: ErrorCode) {
+        if matches!(code, ErrorCode::CorruptShard | ErrorCode::CorruptChunk | ErrorCode::ChecksumMismatch) {
             self.store.forget(url);
         }
     }
 
-    /// Decoding chunk `coords` elsewhere (a worker, which knows no URL) failed with `code`:
-    /// as for a decode here, what is cached of the chunk's object is dropped when the error
-    /// shows its bytes inconsistent. Returns the object's URL, for the error to name.
-    pub fn failed_elsewhere(&self, coords: &[u64], code: ErrorCode) -> String {
+    /// Decoding chunk `coords` elsewhere (a worker, which knows no URL) failed with `code`
+    /// (`None`: not one of the core's): as for a decode here, what is cached of the chunk's
+    /// object is dropped when the error shows its bytes inconsistent. Returns the object's URL,
+    /// for the error to name.
+    pub fn failed_elsewhere(&self, coords: &[u64], code: Option<ErrorCode>) -> String {
         match self.layout.locate(coords) {
             Ok(at) => {
                 let url = self.key_url(&at.key);
-                self.distrust(&url, &Error::new(code, String::new()));
+                if let Some(code) = code {
+                    self.distrust(&url, code);
+                }
                 url
             }
             Err(_) => self.url.clone(),
@@ -328,7 +331,7 @@ impl Array {
                     Ok(None) => Ok(Got::Absent),
                     Ok(Some(bytes)) if decode => {
                         let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(&url));
-                        r.inspect_err(|e| self.distrust(&url, e))
+                        r.inspect_err(|e| self.distrust(&url, e.code))
                     }
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),
