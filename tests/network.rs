@@ -538,3 +538,209 @@ fn a_whole_object_answer_above_the_limit_is_too_large() {
     assert_eq!(e.code, ErrorCode::TooLarge, "{e}");
     assert!(e.message.contains("mem://big/a/c/0") && e.message.contains("maxDecodedBytes"), "{e}");
 }
+
+/// A hostile server over one synthetic shard (64 raw inner chunks of `INNER` bytes, index at
+/// the end): the index entries point anywhere up to 1 PiB with lengths up to 1 TiB, the object
+/// claims 2 PiB, and every ranged request is answered with as many bytes as it asks for (and
+/// `extra` more), its `Content-Range` naming them. Records what was asked and what was in flight.
+#[derive(Default)]
+struct Hostile {
+    extra: u64,
+    requests: Cell<u64>,
+    bytes: Cell<u64>,
+    largest_ask: Cell<u64>,
+    in_flight: Cell<u64>,
+    peak_in_flight: Cell<u64>,
+}
+
+const HOSTILE_CHUNKS: u64 = 64;
+
+impl Hostile {
+    fn index(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        for k in 0..HOSTILE_CHUNKS {
+            // A few honest-looking entries, the rest far away and huge.
+            let (offset, len) = match k % 4 {
+                0 => (k * INNER, INNER),
+                1 => ((1u64 << 50) - k * (1 << 30), 1u64 << 40),
+                2 => (k << 44, 3 << 20),
+                _ => (k * 977, 40 << 20),
+            };
+            b.extend_from_slice(&offset.to_le_bytes());
+            b.extend_from_slice(&len.to_le_bytes());
+        }
+        b
+    }
+}
+
+impl HttpClient for Hostile {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        self.requests.set(self.requests.get() + 1);
+        let key = req.url.strip_prefix("mem://hostile/a/").unwrap();
+        if key == "zarr.json" {
+            let body = format!(
+                r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
+                "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[{}]}}}},
+                "chunk_key_encoding":{{"name":"default"}},"fill_value":0,
+                "codecs":[{{"name":"sharding_indexed","configuration":{{"chunk_shape":[{INNER}],
+                "codecs":[{{"name":"bytes"}}],"index_codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}]}}}}]}}"#,
+                HOSTILE_CHUNKS * INNER,
+                HOSTILE_CHUNKS * INNER
+            )
+            .into_bytes();
+            return Ok(Response { status: 200, body, ..Default::default() });
+        }
+        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
+            // The whole shard, when every chunk of it is wanted: refused, so ranges follow.
+            return Ok(Response { status: 403, ..Default::default() });
+        };
+        let (a, b) = spec.split_once('-').unwrap();
+        if a.is_empty() {
+            // The object claims to be 2 PiB long, so that entries up to there look valid.
+            let index = self.index();
+            let (n, total) = (index.len() as u64, 1u64 << 51);
+            return Ok(Response {
+                status: 206,
+                content_range: Some(format!("bytes {}-{}/{total}", total - n, total - 1)),
+                body: index,
+                ..Default::default()
+            });
+        }
+        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+        let asked = b - a + 1;
+        self.largest_ask.set(self.largest_ask.get().max(asked));
+        self.in_flight.set(self.in_flight.get() + asked);
+        self.peak_in_flight.set(self.peak_in_flight.get().max(self.in_flight.get()));
+        YieldOnce(false).await;
+        YieldOnce(false).await;
+        self.in_flight.set(self.in_flight.get() - asked);
+        let n = asked + self.extra;
+        self.bytes.set(self.bytes.get() + n);
+        Ok(Response {
+            status: 206,
+            content_range: Some(format!("bytes {a}-{b}/*")),
+            body: vec![7u8; n as usize],
+            ..Default::default()
+        })
+    }
+}
+
+/// Issue 24: an index pointing up to 1 PiB away with terabyte lengths, from a server that
+/// sends whatever is asked (and never the object's size). No span above `maxDecodedBytes` is
+/// asked for; the bytes asked for at once stay within it; every bad chunk is a typed error
+/// naming the shard, and the honest-looking ones read.
+#[test]
+fn a_hostile_index_asks_for_no_more_than_the_limits_allow() {
+    let max_body = 64u64 << 20;
+    let c = Hostile::default();
+    let config = Config { max_body, ..Config::default() };
+    let a = match block_on(open(&c, "mem://hostile/a", OpenOptions { config, max_decoded: max_body as usize, ..Default::default() })) {
+        Ok(Opened::Array(a)) => *a,
+        _ => panic!("open"),
+    };
+    let coords: Vec<[u64; 1]> = (0..HOSTILE_CHUNKS).map(|k| [k]).collect();
+    let reads = coords.iter().map(|k| read_chunk(&a, &c, k));
+    let got = block_on(futures_util::future::join_all(reads));
+    for (k, r) in got.iter().enumerate() {
+        match (k % 4, r) {
+            (0, Ok(chunk)) => assert_eq!(chunk.bytes.len() as u64, INNER),
+            (1, Err(e)) => assert_eq!(e.code, ErrorCode::TooLarge, "{e}"),
+            (2 | 3, Err(e)) => assert_eq!(e.code, ErrorCode::CorruptChunk, "chunk {k}: {e}"),
+            (_, r) => panic!("chunk {k}: {:?}", r.as_ref().map(|c| c.bytes.len())),
+        }
+        if let Err(e) = r {
+            assert!(e.message.contains("mem://hostile/a/c/0"), "{e}");
+        }
+    }
+    assert!(c.largest_ask.get() <= max_body, "asked for {} bytes at once", c.largest_ask.get());
+    assert!(c.peak_in_flight.get() <= max_body, "{} bytes in flight", c.peak_in_flight.get());
+    // The span of every chunk that is not absurd, and nothing else.
+    let honest = (0..HOSTILE_CHUNKS).filter(|k| k % 4 == 0).count() as u64 * INNER;
+    let plausible = (0..HOSTILE_CHUNKS).filter(|k| k % 4 >= 2).map(|k| if k % 4 == 2 { 3u64 << 20 } else { 40 << 20 }).sum::<u64>();
+    assert!(c.bytes.get() <= honest + plausible, "{} bytes moved", c.bytes.get());
+}
+
+/// A partial answer longer than asked is cut: a typed error naming the shard, never data.
+#[test]
+fn a_partial_answer_longer_than_asked_is_an_error() {
+    let c = Hostile { extra: 1, ..Default::default() };
+    let a = match block_on(open(&c, "mem://hostile/a", OpenOptions::default())) {
+        Ok(Opened::Array(a)) => *a,
+        _ => panic!("open"),
+    };
+    let e = block_on(read_chunk(&a, &c, &[0])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
+    assert!(e.message.contains("mem://hostile/a/c/0"), "{e}");
+}
+
+/// A well-formed server but for its `Content-Range` on chunk reads (the suffix read of the
+/// index is honest), each way it can be wrong, with a body shifted by one byte.
+struct BadRange {
+    how: &'static str,
+    inner: Faulty,
+}
+
+impl HttpClient for BadRange {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        let mut r = self.inner.send(req.clone()).await?;
+        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else { return Ok(r) };
+        if r.status != 206 || spec.starts_with('-') {
+            return Ok(r);
+        }
+        let (a, b) = spec.split_once('-').unwrap();
+        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+        let whole = self.inner.send(Request { range: None, ..req.clone() }).await?.body;
+        let size = whole.len() as u64;
+        if b + 1 < size {
+            r.body = whole[a as usize + 1..b as usize + 2].to_vec();
+        }
+        r.content_range = match self.how {
+            "malformed" => Some(format!("bytes {a}-{b}")),
+            "garbage" => Some("octets zero to many".into()),
+            "other" => Some(format!("bytes {}-{}/{size}", a + 1, b + 1)),
+            "end" => Some(format!("bytes {a}-{}/{size}", b + 1)),
+            "short-total" => Some(format!("bytes {a}-{b}/{b}")),
+            _ => unreachable!(),
+        };
+        Ok(r)
+    }
+}
+
+/// Issue 24: a malformed visible `Content-Range`, or one naming other bytes, never yields data.
+#[test]
+fn a_content_range_that_disagrees_with_the_request_never_yields_data() {
+    let path = "data/zp/shard_gzip_end";
+    for how in ["malformed", "garbage", "other", "end", "short-total"] {
+        let c = BadRange { how, inner: Faulty::transient(0.0, 1) };
+        let a = match block_on(open(&c, &format!("{BASE}/{path}"), OpenOptions::default())) {
+            Ok(Opened::Array(a)) => *a,
+            Err(e) => panic!("{how}: open: {e}"),
+            _ => panic!("open"),
+        };
+        let honest = Faulty::transient(0.0, 1);
+        let h = match block_on(open(&honest, &format!("{BASE}/{path}"), OpenOptions::default())) {
+            Ok(Opened::Array(a)) => *a,
+            _ => panic!("open"),
+        };
+        let mut errors = 0;
+        for y in 0..4 {
+            for x in 0..4 {
+                let want = block_on(read_chunk(&h, &honest, &[y, x])).unwrap();
+                let before = c.inner.requests.get();
+                match block_on(read_chunk(&a, &c, &[y, x])) {
+                    // Only chunks read without a request (absent: the fill value).
+                    Ok(got) => {
+                        assert_eq!(c.inner.requests.get(), before, "{how}: ({y}, {x}) read from a disagreeing answer");
+                        assert!(got == want, "{how}: ({y}, {x})");
+                    }
+                    Err(e) => {
+                        assert!(matches!(e.code, ErrorCode::CorruptShard), "{how}: {e}");
+                        assert!(e.message.contains(path), "{how}: {e}");
+                        errors += 1;
+                    }
+                }
+            }
+        }
+        assert!(errors >= 4, "{how}: {errors} errors");
+    }
+}

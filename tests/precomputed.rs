@@ -128,6 +128,7 @@ fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
         range: None,
         stall_ms: None,
         limit: None,
+        asked: None,
         deadline: None,
     }))?;
     if info.status != 200 {

@@ -17,15 +17,12 @@ let loaded = false;
 let generation = 0;
 const onLoad: (() => void)[] = [];
 
-/** Settles (rejects) when the current instance traps. */
-let trap = deferredTrap();
-
-function deferredTrap(): { promise: Promise<never>; reject: (e: unknown) => void } {
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<never>((_, r) => (reject = r));
-  promise.catch(() => undefined);
-  return { promise, reject };
-}
+/**
+ * Rejecters of the work under way on the current instance, failed when it traps. A set, not a
+ * race with one never-settling promise: such a race leaves a reaction on that promise per call,
+ * each holding its answer, for as long as the page lives.
+ */
+let waiting = new Set<(e: unknown) => void>();
 
 export function isNode(): boolean {
   return typeof process !== "undefined" && typeof process.versions?.node === "string";
@@ -67,15 +64,14 @@ function trapped(gen: number, e: unknown): void {
   generation++;
   glue = undefined;
   loaded = false;
-  const failed = trap;
-  trap = deferredTrap();
-  failed.reject(
-    new ShardfetchError(
-      "Internal",
-      `the shardfetch WebAssembly module stopped on a bug (${errorMessage(e)}); it was restarted and open arrays reopen from their metadata — please report this`,
-      { cause: e },
-    ),
+  const failed = waiting;
+  waiting = new Set();
+  const error = new ShardfetchError(
+    "Internal",
+    `the shardfetch WebAssembly module stopped on a bug (${errorMessage(e)}); it was restarted and open arrays reopen from their metadata — please report this`,
+    { cause: e },
   );
+  for (const reject of failed) reject(error);
   ready = undefined;
   void initialize().catch(() => undefined);
 }
@@ -109,7 +105,20 @@ export function moduleGeneration(): number {
 
 /** `work` (a promise of the current instance), rejected with `Internal` if the instance traps first. */
 export function unlessTrapped<T>(work: Promise<T>): Promise<T> {
-  return Promise.race([work, trap.promise]);
+  return new Promise<T>((resolve, reject) => {
+    const on = waiting;
+    on.add(reject);
+    work.then(
+      (v) => {
+        on.delete(reject);
+        resolve(v);
+      },
+      (e: unknown) => {
+        on.delete(reject);
+        reject(e);
+      },
+    );
+  });
 }
 
 /** The compiled module, once loaded (for workers: they instantiate it without compiling). */

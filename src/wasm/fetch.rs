@@ -172,14 +172,19 @@ async fn within(p: Promise, ms: Option<f64>) -> std::result::Result<JsValue, JsV
         _ => return JsFuture::from(p).await,
     };
     let mut id = JsValue::UNDEFINED;
+    let mut fire: Option<Closure<dyn FnMut()>> = None;
     let timer = Promise::new(&mut |_, reject| {
-        let fire = Closure::once_into_js(move || {
+        let f = Closure::once(move || {
             let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
         });
-        id = set.call2(&JsValue::NULL, &fire, &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+        id = set.call2(&JsValue::NULL, f.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+        fire = Some(f);
     });
     let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
     let _ = clear.call1(&JsValue::NULL, &id);
+    // Dropped here, not leaked: the timer promise (never settled) would keep the race's answer
+    // (a body piece) alive through its `reject` for as long as the module lives.
+    drop(fire);
     r
 }
 
@@ -267,19 +272,31 @@ impl HttpClient for FetchClient {
         let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
         let retry_after = h.get("retry-after").ok().flatten();
         let status = resp.status();
-        if let (Some(limit), Some(n)) = (req.limit, content_length) {
-            if n > limit && (200..300).contains(&status) {
+        // A partial answer carries what was asked for, no more (whatever a hostile or broken
+        // server streams after it); a whole one, up to the limit.
+        let max_body = match (status, req.asked) {
+            (206, Some(a)) => Some(req.limit.map_or(a, |l| l.min(a))),
+            _ => req.limit,
+        };
+        let beyond = |n: u64, l: u64| {
+            if let Some(c) = &ctl {
+                c.abort();
+            }
+            if status == 206 && req.asked == Some(l) {
+                let why = format!("{url}: a partial answer runs past the {l} bytes asked for ({n} or more); cut there");
+                return Error::new(ErrorCode::CorruptShard, why);
+            }
+            crate::core::error::too_large(
+                &format!("{url}: the answer"),
+                n,
+                l,
+                "maxDecodedBytes, or maxMetadataBytes for metadata",
+            )
+        };
+        if let (Some(l), Some(n)) = (max_body, content_length) {
+            if n > l && (200..300).contains(&status) {
                 // Not read: the body stays on the wire (dropped with the response).
-                if let Some(c) = &ctl {
-                    c.abort();
-                }
-                let what = format!("{url}: the answer");
-                return Err(crate::core::error::too_large(
-                    &what,
-                    n,
-                    limit,
-                    "maxDecodedBytes, or maxMetadataBytes for metadata",
-                ));
+                return Err(beyond(n, l));
             }
         }
         let body = match (req.method, resp.body()) {
@@ -287,7 +304,7 @@ impl HttpClient for FetchClient {
                 // Read as it arrives: each piece within the stall time, the whole within the limit.
                 let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
                 let mut body: Vec<u8> = Vec::new();
-                let first = content_length.unwrap_or(0).min(req.limit.unwrap_or(u64::MAX)).min(64 << 20) as usize;
+                let first = content_length.unwrap_or(0).min(max_body.unwrap_or(u64::MAX)).min(64 << 20) as usize;
                 let no_room = |n: usize| {
                     if let Some(c) = &ctl {
                         c.abort();
@@ -316,18 +333,11 @@ impl HttpClient for FetchClient {
                         .ok_or_else(|| Error::new(ErrorCode::Network, format!("{url}: a body piece is not bytes")))?;
                     limit.note_progress(now());
                     let n = chunk.length() as usize;
-                    if let Some(l) = req.limit {
+                    if let Some(l) = max_body {
                         if (body.len() + n) as u64 > l {
-                            if let Some(c) = &ctl {
-                                c.abort();
-                            }
-                            let what = format!("{url}: the answer");
-                            return Err(crate::core::error::too_large(
-                                &what,
-                                (body.len() + n) as u64,
-                                l,
-                                "maxDecodedBytes, or maxMetadataBytes for metadata",
-                            ));
+                            // Cut here: the piece past the limit is dropped unread.
+                            let _ = reader.cancel();
+                            return Err(beyond((body.len() + n) as u64, l));
                         }
                     }
                     let at = body.len();

@@ -130,7 +130,7 @@ impl Case {
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
     let r = c
-        .send(Request { method: Method::Get, url, range: None, limit: None, stall_ms: None, deadline: None })
+        .send(Request { method: Method::Get, url, range: None, limit: None, asked: None, stall_ms: None, deadline: None })
         .await
         .expect("fetch");
     assert_eq!(r.status, 200, "{url}");

@@ -21,6 +21,10 @@ pub struct Request<'a> {
     /// The most body bytes wanted: a client should stop reading (or not start, when the
     /// `Content-Length` says more) past it; the store checks it either way.
     pub limit: Option<u64>,
+    /// The bytes a ranged request asks for: a partial (206) answer may carry no more. A client
+    /// stops reading one that runs longer, drops the connection and fails the request; the
+    /// store checks it either way. (`limit` still bounds a 200: a server ignoring Range.)
+    pub asked: Option<u64>,
     /// Milliseconds without an answer or without body progress after which the client gives
     /// the request up with a `Network` error saying it stalled (it is then retried).
     pub stall_ms: Option<f64>,

@@ -161,6 +161,115 @@ impl Limiter {
     }
 }
 
+/// Bytes of answers in flight, bounded: a request reserves the bytes it asked for before it is
+/// sent and frees them when its body is read, so a hostile index or a run of large chunks
+/// cannot make many requests each buffer up to the limit at once. Waiters start in arrival
+/// order; one reservation alone always starts (so one above the cap never waits forever).
+pub struct Budget {
+    cap: u64,
+    used: Cell<u64>,
+    queue: RefCell<alloc::collections::VecDeque<(u64, Rc<RefCell<Grant>>)>>,
+}
+
+enum Grant {
+    Waiting(Option<Waker>),
+    Granted,
+}
+
+/// Bytes reserved from a [`Budget`]; dropping it frees them.
+pub struct Reserved<'a> {
+    owner: &'a Budget,
+    n: u64,
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        self.owner.free(self.n);
+    }
+}
+
+/// A waiting reservation: removed when given up, or handed back when granted but unused.
+struct Pending<'a> {
+    owner: &'a Budget,
+    n: u64,
+    grant: Rc<RefCell<Grant>>,
+    done: bool,
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if matches!(*self.grant.borrow(), Grant::Granted) {
+            self.owner.free(self.n);
+        } else {
+            self.owner.queue.borrow_mut().retain(|(_, g)| !Rc::ptr_eq(g, &self.grant));
+            // Those behind it may fit now.
+            self.owner.grant_waiting();
+        }
+    }
+}
+
+impl Budget {
+    pub fn new(cap: u64) -> Self {
+        Budget { cap: cap.max(1), used: Cell::new(0), queue: RefCell::new(alloc::collections::VecDeque::new()) }
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        self.used.get()
+    }
+
+    fn fits(&self, n: u64) -> bool {
+        self.used.get() == 0 || self.used.get().saturating_add(n) <= self.cap
+    }
+
+    /// Reserve `n` bytes, waiting while they do not fit beside those reserved.
+    pub async fn reserve(&self, n: u64) -> Reserved<'_> {
+        if self.queue.borrow().is_empty() && self.fits(n) {
+            self.used.set(self.used.get().saturating_add(n));
+            return Reserved { owner: self, n };
+        }
+        let grant = Rc::new(RefCell::new(Grant::Waiting(None)));
+        self.queue.borrow_mut().push_back((n, grant.clone()));
+        let mut pending = Pending { owner: self, n, grant, done: false };
+        poll_fn(|cx| match &mut *pending.grant.borrow_mut() {
+            Grant::Granted => Poll::Ready(()),
+            Grant::Waiting(w) => {
+                *w = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+        .await;
+        pending.done = true;
+        Reserved { owner: self, n }
+    }
+
+    fn free(&self, n: u64) {
+        self.used.set(self.used.get().saturating_sub(n));
+        self.grant_waiting();
+    }
+
+    /// Start the waiters at the head of the queue that fit.
+    fn grant_waiting(&self) {
+        loop {
+            let mut q = self.queue.borrow_mut();
+            let Some(&(n, _)) = q.front() else { return };
+            if !self.fits(n) {
+                return;
+            }
+            let Some((_, g)) = q.pop_front() else { return };
+            drop(q);
+            self.used.set(self.used.get().saturating_add(n));
+            let was = core::mem::replace(&mut *g.borrow_mut(), Grant::Granted);
+            if let Grant::Waiting(Some(w)) = was {
+                w.wake();
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +346,34 @@ mod tests {
         // The slot goes to the one left.
         drop(held);
         assert!(matches!(poll(never.as_mut()), Poll::Ready(Some(_))));
+    }
+
+    #[test]
+    fn a_budget_starts_reservations_that_fit_in_arrival_order() {
+        let b = Budget::new(100);
+        let Poll::Ready(r60) = poll(pin!(b.reserve(60))) else { panic!() };
+        let mut r50 = pin!(b.reserve(50));
+        let mut r10 = pin!(b.reserve(10));
+        assert!(poll(r50.as_mut()).is_pending());
+        // In arrival order: 10 would fit, but waits behind 50.
+        assert!(poll(r10.as_mut()).is_pending());
+        drop(r60);
+        let Poll::Ready(a) = poll(r50.as_mut()) else { panic!("50 starts") };
+        let Poll::Ready(c) = poll(r10.as_mut()) else { panic!("10 starts beside it") };
+        assert_eq!(b.used(), 60);
+        drop((a, c));
+        // One reservation above the cap starts alone; a waiter given up frees its place.
+        let Poll::Ready(big) = poll(pin!(b.reserve(500))) else { panic!("alone, it starts") };
+        {
+            let mut gone = pin!(b.reserve(1));
+            assert!(poll(gone.as_mut()).is_pending());
+        }
+        let mut next = pin!(b.reserve(1));
+        assert!(poll(next.as_mut()).is_pending());
+        drop(big);
+        let Poll::Ready(one) = poll(next.as_mut()) else { panic!("the next starts") };
+        assert_eq!(b.used(), 1);
+        drop(one);
+        assert_eq!(b.used(), 0);
     }
 }

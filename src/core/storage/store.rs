@@ -3,6 +3,7 @@
 use super::cache::Lru;
 use super::coalesce::coalesce;
 use super::dedup::Dedup;
+use super::limit::Budget;
 use super::http::{
     classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
     Status,
@@ -147,6 +148,8 @@ pub struct Store {
     /// `cache_bytes` (within `max_body`): reads one after another in the same object would
     /// otherwise each download it whole again.
     last_whole: RefCell<Option<(String, Rc<Vec<u8>>)>>,
+    /// Bytes of ranged answers in flight, at most `max_body` together (one larger alone).
+    budget: Budget,
     stats: Cell<Stats>,
 }
 
@@ -187,6 +190,7 @@ impl Store {
     pub fn new(config: Config) -> Self {
         Store {
             cache: RefCell::new(Lru::new(config.cache_bytes)),
+            budget: Budget::new(config.max_body),
             config,
             memos: Dedup::default(),
             reads: Dedup::default(),
@@ -308,10 +312,33 @@ impl Store {
 
     /// A request whose answer may not exceed `maxDecodedBytes` (nor a merged read's size):
     /// a ranged request too, as a server that ignores Range answers with the whole object.
-    async fn send<C: HttpClient>(&self, c: &C, method: Method, url: &str, range: Option<String>) -> Result<Response> {
-        let merged = if range.is_some() { self.config.merge_max } else { 0 };
-        let limit = self.config.max_body.max(merged).min(crate::core::error::MAX_ALLOC);
-        self.send_limited(c, method, url, range, Some((limit, "maxDecodedBytes"))).await
+    /// `asked`: the bytes a ranged request asks for (a 206 may carry no more), reserved from
+    /// the budget of answers in flight while it runs.
+    async fn send<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<(String, u64)>,
+    ) -> Result<Response> {
+        let limit = self.config.max_body.min(crate::core::error::MAX_ALLOC);
+        let (range, asked) = match range {
+            Some((r, n)) => (Some(r), Some(n)),
+            None => (None, None),
+        };
+        let _reserved = match asked {
+            Some(n) => Some(self.budget.reserve(n).await),
+            None => None,
+        };
+        let r = self.send_retried(c, method, url, range, Some(limit), asked).await?;
+        let n = r.body.len() as u64;
+        if n > limit {
+            return Err(too_large(&format!("{url}: the answer"), n, limit, "maxDecodedBytes"));
+        }
+        if let Some(a) = asked.filter(|&a| r.status == 206 && n > a) {
+            return Err(short(url, &format!("a partial answer of {n} bytes to a request for {a}")));
+        }
+        Ok(r)
     }
 
     /// A request whose body may not exceed `limit` (bytes, and the option that sets them).
@@ -323,7 +350,7 @@ impl Store {
         range: Option<String>,
         limit: Option<(u64, &str)>,
     ) -> Result<Response> {
-        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0)).await?;
+        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None).await?;
         if let Some((l, option)) = limit {
             let n = r.body.len() as u64;
             if n > l {
@@ -344,6 +371,7 @@ impl Store {
         url: &str,
         range: Option<String>,
         limit: Option<u64>,
+        asked: Option<u64>,
     ) -> Result<Response> {
         let policy = self.config.retry;
         let start = c.now();
@@ -353,7 +381,8 @@ impl Store {
                 return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
             }
             let deadline = start.map(|t0| t0 + policy.budget_ms + policy.stall_ms);
-            let req = Request { method, url, range: range.clone(), limit, stall_ms: Some(policy.stall_ms), deadline };
+            let req =
+                Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline };
             let got = c.send(req).await.map_err(|e| e.at(url));
             if let Ok(r) = &got {
                 self.count(|s| {
@@ -436,6 +465,7 @@ impl Store {
             if let Some(bytes) = self.held(url, offset, len) {
                 return Ok(Some(RangeRead { bytes, object_size: None }));
             }
+            self.check_len(url, offset, len)?;
         }
         let got = match range {
             ByteRange::Range { offset, len } if len > 0 => self.shared_range(c, url, offset, len).await?,
@@ -472,7 +502,10 @@ impl Store {
                 match wanted[i].1 {
                     ByteRange::Range { offset, len } => match self.held(url, offset, len) {
                         Some(bytes) => held.push((i, bytes)),
-                        None => spans.push((i, offset, len)),
+                        None => match self.check_len(url, offset, len) {
+                            Ok(()) => spans.push((i, offset, len)),
+                            Err(e) => each(i, Err(e))?,
+                        },
                     },
                     whole => jobs.push((url.into(), whole, alloc::vec![(i, 0, None)])),
                 }
@@ -502,7 +535,8 @@ impl Store {
             }
             let offsets: Vec<(u64, u64)> = spans.iter().map(|s| (s.1, s.2)).collect();
             let free = |a, b| !self.reading_any(url, a, b);
-            for run in coalesce(&offsets, self.config.merge_gap, self.config.merge_max, &free) {
+            let merge_max = self.config.merge_max.min(self.config.max_body);
+            for run in coalesce(&offsets, self.config.merge_gap, merge_max, &free) {
                 let members = run.members.iter().map(|&(k, at)| (spans[k].0, at, Some(offsets[k].1))).collect();
                 jobs.push((url.into(), ByteRange::Range { offset: run.offset, len: run.len }, members));
             }
@@ -647,7 +681,7 @@ impl Store {
     async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64) -> Result<Option<RangeRead>> {
         let mut wrong = 0;
         while !self.no_suffix.get() {
-            let r = self.send(c, Method::Get, url, Some(format!("bytes=-{n}"))).await?;
+            let r = self.send(c, Method::Get, url, Some((format!("bytes=-{n}"), n))).await?;
             match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
                 Status::Whole => return self.keep_whole(url, r.body, ByteRange::Suffix(n)).map(Some),
@@ -706,18 +740,28 @@ impl Store {
         let mut tries = 0;
         loop {
             tries += 1;
-            let r = self.send(c, Method::Get, url, Some(format!("bytes={offset}-{last}"))).await?;
+            let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len))).await?;
             let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
                 Status::Whole => return self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
                 Status::Partial => {
-                    let cr = r.content_range.as_deref().and_then(parse_content_range);
+                    // A Content-Range the client can see must name exactly the bytes asked for
+                    // (where a browser hides it, the body's length is all there is to check).
+                    let cr = r.content_range.as_deref().map(|v| (v, parse_content_range(v)));
                     match cr {
-                        Some((a, _, _)) if a != offset => format!("asked for bytes from {offset}, got from {a}"),
+                        Some((v, None)) => format!("malformed Content-Range {v:?}"),
+                        Some((_, Some((a, b, total))))
+                            if a != offset || b != last || total.is_some_and(|t| t <= last) =>
+                        {
+                            format!("asked for bytes {offset}-{last}, the answer says {a}-{b}/{total:?}")
+                        }
                         _ if r.body.len() as u64 != len => {
                             format!("asked for {len} bytes at {offset}, got {}", r.body.len())
                         }
-                        _ => return Ok(Some(RangeRead { bytes: r.body, object_size: cr.and_then(|c| c.2) })),
+                        _ => {
+                            let size = cr.and_then(|c| c.1).and_then(|c| c.2);
+                            return Ok(Some(RangeRead { bytes: r.body, object_size: size }));
+                        }
                     }
                 }
                 Status::Refused if r.status == 416 => {
@@ -730,6 +774,16 @@ impl Store {
             }
             self.count(|s| s.retries += 1);
         }
+    }
+
+    /// A span longer than `maxDecodedBytes` is not asked for (an index entry claiming a
+    /// terabyte would otherwise be one request downloading until the limit).
+    fn check_len(&self, url: &str, offset: u64, len: u64) -> Result<()> {
+        if len <= self.config.max_body {
+            return Ok(());
+        }
+        let what = format!("{url}: the {len}-byte span at {offset}");
+        Err(too_large(&what, len, self.config.max_body, "maxDecodedBytes"))
     }
 
     /// A 200 answer to a ranged request: the server ignores Range. Slice it, and keep it for
