@@ -25,6 +25,10 @@
 //                      gets through; the fault log is in `GET /__log` (entry.fault).
 //   silent             never answers (the connection stays open until the client gives up)
 //   always-truncated   every GET body is cut short: half of it, then the connection closes
+//   bad-content-range  206 answers whose body is shifted one byte on, with a Content-Range a
+//                      client can see but not trust: malformed (`bytes a-b`, no total)
+//   other-content-range  the same body, its Content-Range naming the bytes it holds (one on)
+//   long-content-range   the bytes asked for plus one more, the Content-Range naming those asked
 //
 // A link can be simulated for every answer (`--latency-ms`, `--mbps`, or `link` in startServer):
 // each answer (preflights too) waits one round trip before its headers, and all bodies share one
@@ -50,6 +54,9 @@ export const MODES = new Set([
   "always-500",
   "silent",
   "always-truncated",
+  "bad-content-range",
+  "other-content-range",
+  "long-content-range",
 ]);
 const FAULTS = ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"];
 const isMode = (m) => MODES.has(m) || /^faults-\d+(\.\d+)?$/.test(m);
@@ -397,8 +404,23 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       end = range.end;
       if (!modes.has("no-content-range")) headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
     }
-    const length = end - start + 1;
 
+    if (status === 206 && end + 1 < size) {
+      // Misbehaving ranges: the body one byte on (or longer), the header not to be believed.
+      if (modes.has("bad-content-range")) {
+        start += 1;
+        end += 1;
+        headers["Content-Range"] = `bytes ${start - 1}-${end - 1}`;
+      } else if (modes.has("other-content-range")) {
+        start += 1;
+        end += 1;
+        headers["Content-Range"] = `bytes ${start}-${end}/${size}`;
+      } else if (modes.has("long-content-range")) {
+        end += 1;
+        headers["Content-Range"] = `bytes ${start}-${end - 1}/${size}`;
+      }
+    }
+    const length = end - start + 1;
     if (fault === "wrong-range" && status === 206 && end + 1 < size) {
       // Other bytes than asked, with a Content-Range saying which.
       start += 1;

@@ -27,6 +27,66 @@ impl Drop for Unlink {
     }
 }
 
+/// A response body's reader: a BYOB reader filling one buffer over and over where the body is
+/// a byte stream (browsers, Node), so that reading leaves no garbage piece per read behind;
+/// otherwise the default reader.
+struct BodyReader {
+    reader: JsValue,
+    read: Option<Function>,
+    byob: bool,
+    /// BYOB: the buffer to read into next.
+    buffer: Option<Uint8Array>,
+}
+
+/// Bytes a BYOB read asks for at most.
+const BYOB_PIECE: u32 = 256 << 10;
+
+impl BodyReader {
+    /// `byob`: read through one reused buffer where the platform can (the caller copies each
+    /// piece before the next read); otherwise each read brings a piece of its own.
+    fn new(stream: &web_sys::ReadableStream, byob: bool) -> BodyReader {
+        let options = Object::new();
+        Reflect::set(&options, &"mode".into(), &"byob".into()).ok();
+        let get = Reflect::get(stream, &"getReader".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
+        let byob = get.filter(|_| byob).and_then(|f| f.call1(stream, &options).ok());
+        let (reader, buffer) = match byob {
+            Some(r) => (r, Some(Uint8Array::new_with_length(BYOB_PIECE))),
+            None => (stream.get_reader().into(), None),
+        };
+        let read = Reflect::get(&reader, &"read".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
+        BodyReader { reader, read, byob: buffer.is_some(), buffer }
+    }
+
+    /// The next read's promise.
+    fn read(&mut self) -> Promise {
+        let Some(read) = &self.read else { return Promise::reject(&"no read method".into()) };
+        let got = match self.buffer.take() {
+            Some(b) => read.call1(&self.reader, &b),
+            None => read.call0(&self.reader),
+        };
+        got.ok().and_then(|p| p.dyn_into::<Promise>().ok()).unwrap_or_else(|| Promise::reject(&"read failed".into()))
+    }
+
+    /// The bytes a read brought (`None`: the body is over), its buffer kept for the next read.
+    fn took(&mut self, piece: &JsValue) -> Option<Uint8Array> {
+        if Reflect::get(piece, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            return None;
+        }
+        let chunk: Uint8Array = Reflect::get(piece, &"value".into()).ok()?.dyn_into().ok()?;
+        if self.byob {
+            self.buffer = Some(Uint8Array::new(&chunk.buffer()));
+        }
+        Some(chunk)
+    }
+
+    /// Stop the body: what is still on its way is dropped unread.
+    fn cancel(&self) {
+        if let Some(f) = Reflect::get(&self.reader, &"cancel".into()).ok().and_then(|f| f.dyn_into::<Function>().ok()) {
+            let _ = f.call0(&self.reader);
+        }
+    }
+}
+
 /// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
 /// `AbortSignal.any([a, b])`, where the platform has it.
 fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
@@ -160,6 +220,22 @@ fn global_fn(name: &str) -> Option<Function> {
     Reflect::get(&js_sys::global(), &name.into()).ok()?.dyn_into::<Function>().ok()
 }
 
+/// A timer whose callback is a Rust closure: cleared, then the closure freed, when dropped —
+/// also when the future waiting on it is dropped (an aborted read). Not leaked: the timer's
+/// never-settled promise would keep the race's answer (a body piece) alive through the
+/// closure's `reject` for as long as the module lives.
+struct Timer {
+    id: JsValue,
+    clear: Function,
+    _fire: Closure<dyn FnMut()>,
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        let _ = self.clear.call1(&JsValue::NULL, &self.id);
+    }
+}
+
 /// Marks a promise rejected by [`within`]'s timer.
 const STALLED: &str = "__shardfetch_stalled";
 
@@ -171,20 +247,16 @@ async fn within(p: Promise, ms: Option<f64>) -> std::result::Result<JsValue, JsV
         (Some(s), Some(c)) => (s, c),
         _ => return JsFuture::from(p).await,
     };
-    let mut id = JsValue::UNDEFINED;
-    let mut fire: Option<Closure<dyn FnMut()>> = None;
+    let mut guard: Option<Timer> = None;
     let timer = Promise::new(&mut |_, reject| {
-        let f = Closure::once(move || {
+        let fire = Closure::once(move || {
             let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
         });
-        id = set.call2(&JsValue::NULL, f.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
-        fire = Some(f);
+        let id = set.call2(&JsValue::NULL, fire.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+        guard = Some(Timer { id, clear: clear.clone(), _fire: fire });
     });
     let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
-    let _ = clear.call1(&JsValue::NULL, &id);
-    // Dropped here, not leaked: the timer promise (never settled) would keep the race's answer
-    // (a body piece) alive through its `reject` for as long as the module lives.
-    drop(fire);
+    drop(guard);
     r
 }
 
@@ -302,16 +374,25 @@ impl HttpClient for FetchClient {
         let body = match (req.method, resp.body()) {
             (Method::Get, Some(stream)) => {
                 // Read as it arrives: each piece within the stall time, the whole within the limit.
-                let reader: web_sys::ReadableStreamDefaultReader = stream.get_reader().unchecked_into();
+                // A size known (a length, or a partial answer's range) is reserved at once and
+                // filled through one reused buffer; an unknown one is kept as the stream's pieces
+                // and copied once at the end: the body never moves while growing (a doubling
+                // vector would leave the module's memory three times its size).
+                let known = content_length.or(req.asked.filter(|_| status == 206));
+                let mut reader = BodyReader::new(&stream, known.is_some());
                 let mut body: Vec<u8> = Vec::new();
-                let first = content_length.unwrap_or(0).min(max_body.unwrap_or(u64::MAX)).min(64 << 20) as usize;
+                let mut pieces: Vec<Uint8Array> = Vec::new();
+                let mut total = 0usize;
                 let no_room = |n: usize| {
                     if let Some(c) = &ctl {
                         c.abort();
                     }
                     Error::new(ErrorCode::TooLarge, format!("{url}: the answer: cannot allocate {n} bytes"))
                 };
-                body.try_reserve_exact(first).map_err(|_| no_room(first))?;
+                if let Some(n) = known {
+                    let n = n.min(max_body.unwrap_or(u64::MAX)) as usize;
+                    body.try_reserve_exact(n).map_err(|_| no_room(n))?;
+                }
                 loop {
                     let piece = within(reader.read(), req.stall_ms).await.map_err(|e| {
                         if stalled(&e) || self.is_aborted() {
@@ -321,29 +402,36 @@ impl HttpClient for FetchClient {
                             Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
                         Error::new(
                             ErrorCode::Network,
-                            format!("{url}: truncated body: the connection broke after {} bytes ({why})", body.len()),
+                            format!("{url}: truncated body: the connection broke after {total} bytes ({why})"),
                         )
                     })?;
-                    if Reflect::get(&piece, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
-                        break;
-                    }
-                    let chunk: Uint8Array = Reflect::get(&piece, &"value".into())
-                        .ok()
-                        .and_then(|v| v.dyn_into().ok())
-                        .ok_or_else(|| Error::new(ErrorCode::Network, format!("{url}: a body piece is not bytes")))?;
+                    let Some(chunk) = reader.took(&piece) else { break };
                     limit.note_progress(now());
                     let n = chunk.length() as usize;
                     if let Some(l) = max_body {
-                        if (body.len() + n) as u64 > l {
+                        if (total + n) as u64 > l {
                             // Cut here: the piece past the limit is dropped unread.
-                            let _ = reader.cancel();
-                            return Err(beyond((body.len() + n) as u64, l));
+                            reader.cancel();
+                            return Err(beyond((total + n) as u64, l));
                         }
                     }
-                    let at = body.len();
-                    body.try_reserve(n).map_err(|_| no_room(at + n))?;
-                    body.resize(at + n, 0);
-                    chunk.copy_to(&mut body[at..]);
+                    total += n;
+                    if known.is_some() {
+                        let at = body.len();
+                        body.try_reserve(n).map_err(|_| no_room(at + n))?;
+                        body.resize(at + n, 0);
+                        chunk.copy_to(&mut body[at..]);
+                    } else {
+                        pieces.push(chunk);
+                    }
+                }
+                if known.is_none() {
+                    body.try_reserve_exact(total).map_err(|_| no_room(total))?;
+                    for p in pieces {
+                        let at = body.len();
+                        body.resize(at + p.length() as usize, 0);
+                        p.copy_to(&mut body[at..]);
+                    }
                 }
                 body
             }

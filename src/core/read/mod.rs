@@ -279,6 +279,23 @@ impl Array {
         stream::iter(reads).buffer_unordered(CONCURRENCY).try_collect::<Vec<()>>().await.map(drop)
     }
 
+    /// The most bytes a whole object holding the chunks `members` plausibly has: twice their
+    /// decoded size and an index's worth (stored chunks are rarely larger than decoded ones);
+    /// `None` for variable-length elements. Past it, a plain GET of the object stops, and its
+    /// chunks are read by range as usual: a hostile answer costs no more than this.
+    fn plausible_object_bytes(&self, members: &[usize], plan: &Plan) -> Option<u64> {
+        if self.dtype().is_variable() {
+            return None;
+        }
+        let item = self.dtype().size() as u64;
+        let mut total = 1u64 << 20;
+        for &i in members {
+            let n = self.grid().full(&plan.pieces[i].coords).iter().try_fold(item, |n, &d| n.checked_mul(d))?;
+            total = total.checked_add(n.checked_mul(2)?)?;
+        }
+        Some(total)
+    }
+
     /// The chunks `members` of `plan`, all in the object at `url`: located, then read together.
     async fn read_object<C: HttpClient>(
         &self,
@@ -296,7 +313,10 @@ impl Array {
         let whole = self.layout.chunks_in_object(first) == Some(members.len() as u64)
             && !self.store.range_ignored()
             && !self.store.knows(&url);
-        let _held = if whole { self.store.hold_whole(c, &url).await } else { None };
+        let _held = match whole {
+            true => self.store.hold_whole(c, &url, self.plausible_object_bytes(&members, plan)).await,
+            false => None,
+        };
         let mut located: Vec<(usize, Result<(String, Option<ByteSpan>)>)> =
             stream::iter(members.iter().map(|&i| async move { (i, self.locate(c, &plan.pieces[i].coords).await) }))
                 .buffer_unordered(CONCURRENCY)

@@ -214,7 +214,9 @@ impl Store {
     /// Read the whole object at `url` with one plain GET and serve every read of it from
     /// those bytes while the guard lives (not cached beyond it). `None` when that did not work
     /// (absent, too large, failed): reads then go their usual way and meet the cause there.
-    pub async fn hold_whole<C: HttpClient>(&self, c: &C, url: &str) -> Option<HeldWhole> {
+    /// `most`: the bytes the object plausibly has at most; an answer running longer is cut
+    /// there (and the reads go their usual way).
+    pub async fn hold_whole<C: HttpClient>(&self, c: &C, url: &str, most: Option<u64>) -> Option<HeldWhole> {
         let guard = |bytes: Option<Rc<Vec<u8>>>| {
             let mut held = self.wholes_held.borrow_mut();
             match (held.get_mut(url), bytes) {
@@ -232,7 +234,18 @@ impl Store {
         if let Some(w) = self.whole_held(url) {
             return guard(Some(w));
         }
-        match self.fetch(c, url, ByteRange::Full).await {
+        let got = match most {
+            Some(n) if n < self.config.max_body => {
+                let r = self.send_limited(c, Method::Get, url, None, Some((n, "the object's plausible size"))).await;
+                r.and_then(|r| match classify(url, r.status, self.config.treat403_as_missing)? {
+                    Status::Missing => Ok(None),
+                    Status::Whole | Status::Partial => Ok(Some(RangeRead { object_size: Some(r.body.len() as u64), bytes: r.body })),
+                    Status::Refused => Err(http_error(url, r.status)),
+                })
+            }
+            _ => self.fetch(c, url, ByteRange::Full).await,
+        };
+        match got {
             Ok(Some(f)) => guard(Some(Rc::new(f.bytes))),
             Ok(None) => {
                 self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);

@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// Soak benchmark (issue 24): a viewer-like session that moves ≥ 10 GiB — pans and zooms over a
+// multiscale image, tiles requested and aborted as the view moves — in Node and in headless
+// Chromium (with the decoding workers), memory sampled as it runs; and the abort storm (20
+// rounds of 1,000 reads on one array, 90 % aborted at random moments). The data is synthetic
+// (tests/js/synth.mjs: a sharded uint8 OME-Zarr image, 32768² at level 0, shards 4096², inner
+// chunks 512², crc32c), served from another process; bytes moved are the server's count.
+//
+//   node bench/soak.mjs [--gib 10] [--env node,chromium] [--storm] [--out FILE]
+//
+// Prints, per environment: peak and steady-state memory (median of the last quarter of the
+// samples), and the slope of memory against bytes moved over the last three quarters (MiB per
+// GiB). Requires pkg/ (npm run build).
+import fs from "node:fs";
+import path from "node:path";
+import { spawn } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "../tests/server.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "..");
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const GiB = 2 ** 30;
+const MiB = 2 ** 20;
+const target = Number(opt("gib", "10")) * GiB;
+const envs = opt("env", "node,chromium").split(",");
+const storm = args.includes("--storm");
+const pkgUrl = pathToFileURL(path.join(repo, "pkg/index.js")).href;
+
+/** The synthetic data server, in its own process (its buffers are not the reader's memory). */
+async function dataServer(spec) {
+  const code = `import { startSynth } from ${JSON.stringify(pathToFileURL(path.join(repo, "tests/js/synth.mjs")).href)};
+    const s = await startSynth(${JSON.stringify(spec)}); console.log(s.url.replace(/\\/a\\.zarr$/, ""));`;
+  const p = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise((ok) => p.stdout.once("data", (d) => ok(String(d).trim())));
+  return { url, close: () => p.kill() };
+}
+
+function childJson(script, argv) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ["--expose-gc", path.join(here, script), ...argv], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${script}: exit ${code}`))));
+  });
+}
+
+/** Peak, steady state (median of the last quarter) and slope (MiB per GiB moved, last three quarters). */
+function summary(samples, key) {
+  const xs = samples.map((s) => s.moved / GiB);
+  const ys = samples.map((s) => s[key] / MiB);
+  const from = Math.floor(samples.length / 4);
+  const [x, y] = [xs.slice(from), ys.slice(from)];
+  const mx = x.reduce((a, b) => a + b, 0) / x.length;
+  const my = y.reduce((a, b) => a + b, 0) / y.length;
+  const slope = x.reduce((s, xi, i) => s + (xi - mx) * (y[i] - my), 0) / x.reduce((s, xi) => s + (xi - mx) ** 2, 0);
+  const last = [...ys.slice(-Math.max(1, Math.floor(ys.length / 4)))].sort((a, b) => a - b);
+  return { peak: Math.max(...ys), steady: last[last.length >> 1], slope, first: ys[0] };
+}
+
+function renderersRss() {
+  let total = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      if (!cmd.includes("--type=renderer") || !cmd.includes(CHROMIUM.split("/").pop())) continue;
+      total += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
+const results = { date: new Date().toISOString(), target, runs: {} };
+const spec = { shape: [32768, 32768], shard: [4096, 4096], chunk: [512, 512], levels: 4 };
+
+if (envs.includes("node")) {
+  const data = await dataServer(spec);
+  const r = await childJson("soak-node.mjs", [pkgUrl, data.url, String(target)]);
+  data.close();
+  results.runs.node = { ...r, samples: undefined, rss: summary(r.samples, "rss"), heap: summary(r.samples, "heap"), arrayBuffers: summary(r.samples, "arrayBuffers") };
+  console.log(`node: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
+  for (const k of ["rss", "heap", "arrayBuffers"]) {
+    const s = results.runs.node[k];
+    console.log(`  ${k}: first ${s.first.toFixed(0)} MiB, peak ${s.peak.toFixed(0)}, steady ${s.steady.toFixed(0)}, slope ${s.slope.toFixed(2)} MiB/GiB`);
+  }
+}
+
+if (envs.includes("chromium")) {
+  const data = await dataServer(spec);
+  const page = await startServer({ root: { "/": repo } });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const tab = await browser.newPage();
+  await tab.goto(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}`);
+  const samples = [];
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    const s = await tab.evaluate(() => ({ last: window.__soak?.samples.at(-1), result: window.__soak?.result, error: window.__soak?.error }));
+    if (s.error) throw new Error(s.error);
+    if (s.last) samples.push({ ...s.last, rss: renderersRss() });
+    if (s.result) {
+      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), heap: summary(samples, "heap") };
+      const r = s.result;
+      console.log(`chromium: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
+      for (const k of ["rss", "heap"]) {
+        const m = results.runs.chromium[k];
+        console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
+      }
+      break;
+    }
+  }
+  await browser.close();
+  await page.close();
+  data.close();
+}
+
+if (storm) {
+  const data = await dataServer({ shape: [8192, 8192], shard: [2048, 2048], chunk: [256, 256] });
+  const r = await childJson("soak-storm.mjs", [pkgUrl, `${data.url}/a.zarr`]);
+  data.close();
+  results.runs.storm = r;
+  console.log(`abort storm (20 × 1,000 reads, 90 % aborted): RSS round 1 ${r.rounds[0].rss.toFixed(0)} MiB → round 20 ${r.rounds[19].rss.toFixed(0)} MiB; JS heap ${r.rounds[0].heap.toFixed(1)} → ${r.rounds[19].heap.toFixed(1)} MiB; after a warm-up round`);
+}
+
+const out = opt("out", path.join(here, "results", `soak-${results.date.slice(0, 10)}.json`));
+fs.mkdirSync(path.dirname(out), { recursive: true });
+fs.writeFileSync(out, JSON.stringify(results, null, 1));
+console.log(`saved ${path.relative(repo, out)}`);
