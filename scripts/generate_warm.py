@@ -68,7 +68,8 @@ CASES = [
 
 
 # name, multiscale metadata, scale metadata, data [x, y, z, channel]. What Neuroglancer layers
-# hold most: sharded raw images (murmurhash, gzip), JPEG images, compressed_segmentation labels.
+# hold most: sharded raw images (murmurhash, gzip), compressed_segmentation labels. (JPEG images
+# decode in a decoder module of their own, fetched when an array needs it: nothing to warm here.)
 SHARD = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "murmurhash3_x86_128", "preshift_bits": 1,
          "minishard_bits": 1, "shard_bits": 1, "minishard_index_encoding": "gzip", "data_encoding": "gzip"}
 PRECOMPUTED = [
@@ -76,9 +77,6 @@ PRECOMPUTED = [
      {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "raw", "resolution": [4, 4, 40],
       "sharding": SHARD},
      grid((24, 24, 8, 1), lambda x, y, z, c: (x * 9 + y * 5 + z * 17) % 256).astype("uint8")),
-    ("precomputed-jpeg", {"data_type": "uint8", "num_channels": 1, "type": "image"},
-     {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "jpeg", "resolution": [4, 4, 40]},
-     grid((24, 24, 8, 1), lambda x, y, z, c: 40 + x * 4 + y * 2 + z).astype("uint8")),
     ("precomputed-cseg", {"data_type": "uint64", "num_channels": 1, "type": "segmentation"},
      {"size": [24, 24, 8], "chunk_size": [16, 16, 8], "encoding": "compressed_segmentation",
       "compressed_segmentation_block_size": [8, 8, 8], "resolution": [4, 4, 40], "sharding": SHARD},

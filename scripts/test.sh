@@ -46,8 +46,8 @@ if ! bash scripts/ensure-tools.sh; then
 fi
 
 # --- (b) native Rust tests -------------------------------------------------------------------
-say "cargo test (native)"
-cargo test 2>&1 | tee "$LOGS/cargo-native.log"
+say "cargo test --workspace (native: the core with its decoders linked, and the decoder crates)"
+cargo test --workspace 2>&1 | tee "$LOGS/cargo-native.log"
 rc=${PIPESTATUS[0]}
 read -r p f < <(cargo_counts "$LOGS/cargo-native.log")
 total_pass=$((total_pass + p))
@@ -59,8 +59,8 @@ elif [ "$p" -eq 0 ]; then
 fi
 
 # --- (b2) the pure-Rust zstd path (without the C zstd feature) --------------------------------
-say "cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec,jxl (ruzstd instead of C zstd)"
-cargo test --no-default-features --features jpeg,png,bz2,lzma,pcodec,jxl 2>&1 | tee "$LOGS/cargo-ruzstd.log"
+say "cargo test --no-default-features --features native-decoders (ruzstd instead of C zstd)"
+cargo test --no-default-features --features native-decoders 2>&1 | tee "$LOGS/cargo-ruzstd.log"
 rc=${PIPESTATUS[0]}
 read -r p f < <(cargo_counts "$LOGS/cargo-ruzstd.log")
 total_pass=$((total_pass + p))
@@ -75,13 +75,6 @@ fi
 say "build"
 if ! bash scripts/build.sh; then
   fail_part "build"
-  summary_and_exit
-fi
-# The same package with the decoders outside the default build (lzma, pcodec, jxl): the Node and
-# browser tests read their fixtures through it (tests/js/features.test.mjs).
-say "build pkg-full (--features lzma,pcodec,jxl)"
-if ! SHARDFETCH_FEATURES=lzma,pcodec,jxl SHARDFETCH_OUT=pkg-full bash scripts/build.sh; then
-  fail_part "build pkg-full"
   summary_and_exit
 fi
 
@@ -101,11 +94,12 @@ if [ -f tests/web.rs ]; then
     fail_part "test server did not start"
   else
     # The same command a developer types (no environment needed: tests/web.rs embeds the
-    # fixtures); the server URL adds the real-fetch path. With the decoders outside the default
-    # build, so that their fixtures are read in the browser too (Node reads the default package).
+    # fixtures); the server URL adds the real-fetch path. The decoders kept out of the package's
+    # module are linked into the test module (the default feature native-decoders), so that
+    # every fixture is read in the browser here too.
     SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
       WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver --features lzma,pcodec,jxl 2>&1 | tee "$LOGS/cargo-wasm.log"
+      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver 2>&1 | tee "$LOGS/cargo-wasm.log"
     rc=${PIPESTATUS[0]}
     read -r p f < <(cargo_counts "$LOGS/cargo-wasm.log")
     total_pass=$((total_pass + p))

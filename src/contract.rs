@@ -23,7 +23,15 @@ export interface WasmOptions {
   maxDecodedBytes?: number;
   maxMetadataBytes?: number;
   retry?: WasmRetry | false;
+  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec). */
+  decoders?: WasmDecoders;
 }
+
+/**
+ * Runs external decoder `name` (a module of its own, loaded by the wrapper) on `input` with its
+ * numeric `args`; returns the decoded bytes, or throws `{ code, message }`.
+ */
+export type WasmDecoders = (name: string, input: Uint8Array, args: Float64Array) => Uint8Array;
 
 /** How transient failures are retried (see the wrapper's `OpenOptions.retry`). */
 export interface WasmRetry {

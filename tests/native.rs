@@ -723,53 +723,46 @@ fn sent_ranges(c: &FileClient) -> Vec<(u64, u64)> {
 }
 
 
-/// PCodec is outside the default build: such arrays open only with the feature, and without it
-/// fail with UnsupportedCodec naming it.
+/// PCodec is an external decoder: such an array opens and names it among the decoders it
+/// needs; without decoders a chunk is UnsupportedCodec naming it, with the linked ones it reads.
 #[test]
-fn pcodec_needs_its_feature() {
+fn pcodec_is_an_external_decoder() {
     let c = FileClient::new(Mode::Normal);
-    let r = open_array(&c, "filters/v3_pcodec_i2", Config::default());
-    if cfg!(feature = "pcodec") {
-        assert!(r.is_ok());
-    } else {
-        let Err(e) = r else { panic!("opened without the pcodec feature") };
-        assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
-        assert!(e.message.contains("pcodec") && e.message.contains("feature"), "{e}");
-    }
+    let a = open_array(&c, "filters/v3_pcodec_i2", Config::default()).unwrap();
+    assert_eq!(a.decoders(), vec!["pcodec"]);
+    let zero = vec![0u64; a.metadata().shape.len()];
+    let without = a.with_decoders(None);
+    let e = block_on(read_chunk(&without, &c, &zero)).unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
+    assert!(e.message.contains("pcodec"), "{e}");
 }
 
-/// Neuroglancer precomputed `jxl` (cloud-volume, lossless): read with the `jxl` feature, a typed
-/// error naming it without.
+/// Neuroglancer precomputed `jxl` (cloud-volume, lossless): read through the external `jxl`
+/// decoder, the writer's values.
 #[test]
-fn jxl_needs_its_feature() {
+fn jxl_reads_through_its_external_decoder() {
     let c = FileClient::new(Mode::Normal);
     let k = case("cv_jxl_u8");
-    let r = block_on(open(&c, &format!("{BASE}/data/{}", k.path), k.options()));
-    match r {
-        Ok(Opened::Array(a)) if cfg!(feature = "jxl") => {
-            let got = block_on(read_region(&a, &c, &vec![Sel::All; a.metadata().shape.len()])).unwrap();
-            let want = std::fs::read(root().join(&k.expected)).unwrap();
-            assert_eq!(got.bytes.len(), want.len());
-            // The expected values in C order of the region's shape, walked through its strides.
-            let strides = &got.stride;
-            let shape = &got.shape;
-            let mut idx = vec![0u64; shape.len()];
-            for w in &want {
-                let at: u64 = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
-                assert_eq!(got.bytes[at as usize], *w, "at {idx:?}");
-                for d in (0..shape.len()).rev() {
-                    idx[d] += 1;
-                    if idx[d] < shape[d] {
-                        break;
-                    }
-                    idx[d] = 0;
-                }
+    let Ok(Opened::Array(a)) = block_on(open(&c, &format!("{BASE}/data/{}", k.path), k.options())) else {
+        panic!("open")
+    };
+    assert_eq!(a.decoders(), vec!["jxl"]);
+    let got = block_on(read_region(&a, &c, &vec![Sel::All; a.metadata().shape.len()])).unwrap();
+    let want = std::fs::read(root().join(&k.expected)).unwrap();
+    assert_eq!(got.bytes.len(), want.len());
+    // The expected values in C order of the region's shape, walked through its strides.
+    let strides = &got.stride;
+    let shape = &got.shape;
+    let mut idx = vec![0u64; shape.len()];
+    for w in &want {
+        let at: u64 = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+        assert_eq!(got.bytes[at as usize], *w, "at {idx:?}");
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
             }
+            idx[d] = 0;
         }
-        Err(e) if !cfg!(feature = "jxl") => {
-            assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
-            assert!(e.message.contains("jxl"), "{e}");
-        }
-        other => panic!("unexpected: {:?}", other.map(|_| ())),
     }
 }

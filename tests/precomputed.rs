@@ -5,7 +5,8 @@ mod common;
 
 use futures_executor::block_on;
 use serde_json::Value;
-use shardfetch::core::codec::{jpeg, png, Decoded};
+use shardfetch::core::codec::external::linked;
+use shardfetch::core::codec::Decoded;
 use shardfetch::core::layout::precomputed::ScaleLayout as Scale;
 use shardfetch::core::layout::{Layout, Located};
 use shardfetch::core::metadata::precomputed::{Encoding, ScaleRef, VolumeInfo};
@@ -27,9 +28,9 @@ async fn read_chunk<C: HttpClient>(
     Ok(src.read(c, url, region.range()).await?.map(|f| f.bytes))
 }
 
-/// Whether this build decodes the image encoding (cargo features).
-fn supported(encoding: &str) -> bool {
-    (encoding == "jpeg" && jpeg::SUPPORTED) || (encoding == "png" && png::SUPPORTED)
+/// Whether this build decodes the image encoding (the linked decoders, feature `native-decoders`).
+fn supported(_encoding: &str) -> bool {
+    cfg!(feature = "native-decoders")
 }
 
 const BASE: &str = "mem://fixtures";
@@ -144,7 +145,7 @@ fn read(src: &Source, c: &Files, path: &str, s: &Scale, coords: &[u64]) -> Resul
     let levels: Vec<(&dyn IndexFormat, u64)> = levels.iter().map(|(f, k)| (f.as_ref(), *k)).collect();
     match block_on(read_chunk(src, c, &url, &levels))? {
         None => Ok(None),
-        Some(bytes) => s.decode(coords, bytes).map(Some).map_err(|e| e.at(&url)),
+        Some(bytes) => s.decode(coords, bytes, linked().as_deref()).map(Some).map_err(|e| e.at(&url)),
     }
 }
 
@@ -520,7 +521,7 @@ fn chunk_decoders_survive_mutations() {
                         }
                     }
                 }
-                match s.decode(&coords, b) {
+                match s.decode(&coords, b, linked().as_deref()) {
                     Ok(_) => decoded += 1,
                     Err(e) => {
                         assert!(
@@ -538,25 +539,32 @@ fn chunk_decoders_survive_mutations() {
     assert!(errors > 1000 && decoded > 100, "{errors} errors, {decoded} decoded");
 }
 
-/// jpeg/png scales open when the build has the feature, and fail with UnsupportedCodec otherwise.
+/// jpeg/png scales open whatever the decoders; a chunk decodes with the external decoder, and
+/// without one is UnsupportedCodec naming it.
 #[test]
-fn image_encodings_follow_the_build_features() {
+fn image_encodings_need_their_external_decoder() {
     let c = Files::default();
     let mut seen = 0;
     for k in every_case() {
         let enc = k.features.iter().find_map(|f| f.strip_prefix("encoding_")).unwrap().to_string();
-        if enc != "jpeg" && enc != "png" {
+        if enc != "jpeg" && enc != "png" || k.features.iter().any(|f| f == "missing_chunk") {
             continue;
         }
         seen += 1;
-        match open(&c, &k.path, ScaleRef::Index(k.scale)) {
-            Ok(_) => assert!(supported(&enc), "{}", k.name),
-            Err(e) => {
-                assert!(!supported(&enc), "{}: {e}", k.name);
-                assert_eq!(e.code, ErrorCode::UnsupportedCodec);
-                assert!(e.message.contains(&enc), "{e}");
-            }
+        let s = open(&c, &k.path, ScaleRef::Index(k.scale)).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        assert_eq!(s.decoders(), vec![enc.as_str()], "{}", k.name);
+        let coords = [0, 0, 0, 0];
+        let url = format!("{BASE}/data/{}", k.path);
+        let loc = s.locate(&coords).unwrap();
+        let levels: Vec<(&dyn IndexFormat, u64)> = loc.levels.iter().map(|(f, key)| (f.as_ref(), *key)).collect();
+        let store = Source::new(Config::default());
+        let bytes = block_on(read_chunk(&store, &c, &format!("{url}/{}", loc.key), &levels)).unwrap().unwrap();
+        let e = s.decode(&coords, bytes.clone(), None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedCodec, "{e}");
+        assert!(e.message.contains(&enc), "{e}");
+        if supported(&enc) {
+            s.decode(&coords, bytes, linked().as_deref()).unwrap_or_else(|e| panic!("{}: {e}", k.name));
         }
     }
-    assert!(seen >= 4);
+    assert!(seen >= 2, "{seen} cases");
 }

@@ -13,7 +13,8 @@ import { ctorFor, toResult, type TypedArrayCtor } from "./typed.js";
 import { ChunkCache } from "./chunk-cache.js";
 import { ChunkBatcher } from "./batch.js";
 import { Decoding } from "./decoding.js";
-import type { Pool } from "./pool.js";
+import type { ArrayDocs, Pool } from "./pool.js";
+import { compiledDecoders } from "./decoders.js";
 
 /** An opened array. */
 export class ShardedArray {
@@ -108,10 +109,10 @@ export class ShardedArray {
     return this.#handle;
   }
 
-  #documents: string | undefined;
-  /** @internal What the workers rebuild the array from. */
-  documents(): string {
-    this.#documents ??= this.handle().documents();
+  #documents: ArrayDocs | undefined;
+  /** @internal What the workers rebuild the array from: its documents and decoder modules. */
+  documents(): ArrayDocs {
+    this.#documents ??= { documents: this.handle().documents(), decoders: compiledDecoders(this.handle().decoders()) };
     return this.#documents;
   }
 

@@ -6,6 +6,7 @@
 import type { WasmArray, WasmChunk, WasmChunkItem } from "./wasm/shardfetch.js";
 import type { ArrayData, ChunkResult } from "./types.js";
 import type { Decoding } from "./decoding.js";
+import type { ArrayDocs } from "./pool.js";
 import { toError } from "./errors.js";
 import { unlessTrapped } from "./module.js";
 import { toResult, type TypedArrayCtor } from "./typed.js";
@@ -21,7 +22,7 @@ interface Pending {
 /** What a batch needs of its array. */
 export interface BatchTarget {
   handle(): WasmArray;
-  documents(): string;
+  documents(): ArrayDocs;
   failedElsewhere(coords: number[], e: unknown): unknown;
   readonly ctor: TypedArrayCtor;
   readonly decoding: Decoding;
@@ -71,7 +72,7 @@ export class ChunkBatcher {
       for (const p of batch) p.signal?.addEventListener("abort", onAbort, { once: true });
     }
     const pool = target.decoding.pool();
-    const documents = pool ? target.documents() : "";
+    const documents = pool ? target.documents() : { documents: "", decoders: {} };
     const reported = new Set<number>();
     const onChunk = (i: number, r: WasmChunkItem) => {
       const p = batch[i];

@@ -9,6 +9,7 @@ import type { WasmOptions } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { isLoaded } from "./module.js";
 import { firstMetadataUrl } from "./meta-url.js";
+import { runDecoder } from "./decoders.js";
 
 /** A metadata request sent before the module was ready, for the opener to take over. */
 export interface EarlyRequest {
@@ -43,7 +44,7 @@ export function wasmOptions(options: OpenOptions, early?: EarlyRequest): WasmOpt
   const { workers: _w, chunkCacheBytes: _c, ...o } = options;
   void _w;
   void _c;
-  const out: WasmOptions = { ...o };
+  const out: WasmOptions = { ...o, decoders: runDecoder };
   if (early !== undefined) {
     const f = options.fetch;
     out.fetch = (input: string, init: RequestInit) => {

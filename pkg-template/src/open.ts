@@ -10,6 +10,7 @@ import { earlyMetadataRequest, wasmOptions } from "./early.js";
 import { opens } from "./warmup.js";
 import { ShardedArray } from "./array.js";
 import { Group } from "./group.js";
+import { loadDecoders } from "./decoder-urls.js";
 
 /** Open the node (array or group) at `url` (+ `options.path`). */
 export async function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
@@ -34,7 +35,17 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
   }
   const isArray = (n: WasmArray | WasmGroup): n is WasmArray => n instanceof glue.WasmArray;
   try {
-    if (isArray(node)) return new ShardedArray(node, node.meta(), options);
+    if (isArray(node)) {
+      // The decoders outside the module that this array (every scale of it) needs, loaded
+      // now: its codec chain calls them synchronously.
+      try {
+        await loadDecoders(node.decoders());
+      } catch (e) {
+        node.free();
+        throw e;
+      }
+      return new ShardedArray(node, node.meta(), options);
+    }
     // A group needs nothing from the wasm side once its metadata is read.
     return new Group(node.meta(), options, open);
   } catch (e) {

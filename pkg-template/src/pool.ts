@@ -19,6 +19,13 @@ export interface Decoded {
   ms?: number;
 }
 
+/** What a worker rebuilds an array's decoding from: its documents and its decoder modules. */
+export interface ArrayDocs {
+  documents: string;
+  /** The compiled modules of the decoders outside the module that the array needs. */
+  decoders: Record<string, WebAssembly.Module>;
+}
+
 /** One chunk to decode: the message contract with worker.ts. */
 export interface Item {
   id: number;
@@ -83,7 +90,7 @@ export class Pool {
   readonly #waiting = new Map<number, Waiting>();
   readonly #module: WebAssembly.Module;
   /** Items handed over in this task, by array. */
-  #queued = new Map<number, { documents: string; items: Item[] }>();
+  #queued = new Map<number, { docs: ArrayDocs; items: Item[] }>();
   #next = 1;
   /** Set when a worker failed: arrays then decode on their own thread. */
   broken = false;
@@ -142,15 +149,15 @@ export class Pool {
     worker.postMessage({ module: this.#module });
   }
 
-  /** Decode chunk `coords` of array `key` (built from `documents`); `[lo, hi)` cuts a box. */
-  run(key: number, documents: string, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
+  /** Decode chunk `coords` of array `key` (built from `docs`); `[lo, hi)` cuts a box. */
+  run(key: number, docs: ArrayDocs, coords: number[], bytes: Uint8Array, lo?: number[], hi?: number[]): Promise<Decoded> {
     const id = this.#next++;
     const item: Item = { id, coords, bytes, lo, hi };
     return new Promise<Decoded>((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       if (this.#queued.size === 0) queueMicrotask(() => this.#send());
       let q = this.#queued.get(key);
-      if (!q) this.#queued.set(key, (q = { documents, items: [] }));
+      if (!q) this.#queued.set(key, (q = { docs, items: [] }));
       q.items.push(item);
     });
   }
@@ -172,7 +179,7 @@ export class Pool {
     const queued = this.#queued;
     this.#queued = new Map();
     const ready = this.#slots.filter((s) => s.ready);
-    for (const [key, { documents, items }] of queued) {
+    for (const [key, { docs, items }] of queued) {
       // Spread over the workers, in groups of at most GROUP chunks.
       const groups = Math.max(Math.min(ready.length, items.length), Math.ceil(items.length / GROUP));
       const size = Math.ceil(items.length / groups);
@@ -182,7 +189,8 @@ export class Pool {
         for (const it of group) slot.jobs.add(it.id);
         const message: Record<string, unknown> = { key, items: group };
         if (!slot.known.has(key)) {
-          message.documents = documents;
+          message.documents = docs.documents;
+          message.decoders = docs.decoders;
           slot.known.add(key);
         }
         slot.worker?.ref?.();

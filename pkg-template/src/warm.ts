@@ -102,7 +102,7 @@ async function warmStore(s: WarmStore, errors: string[]): Promise<number> {
     } finally {
       inline.free();
     }
-    const decoder = new WasmDecoder(node.documents());
+    const decoder = new WasmDecoder(node.documents(), undefined);
     try {
       let encoded: Uint8Array | undefined;
       await node.readChunks([s.chunk], false, null, 0, (_, r) => {

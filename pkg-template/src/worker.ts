@@ -3,19 +3,23 @@
  * (no network), buffers transferred both ways.
  *
  * Messages in: `{ module }` once (the compiled WebAssembly.Module; answered `{ ready }`), then
- * groups `{ key, documents?, items: [{ id, coords, bytes, lo?, hi? }] }` (`documents` the first time this
- * worker sees array `key`), or `{ forget: key }`. Out, one message per group:
+ * groups `{ key, documents?, decoders?, items: [{ id, coords, bytes, lo?, hi? }] }` (`documents` and
+ * the compiled decoder modules the array needs the first time this worker sees array `key`), or
+ * `{ forget: key }`. Out, one message per group:
  * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }], trapped }` (`ms`: decoding
  * time; `trapped`: this worker's instance stopped on a bug, so the pool replaces the worker).
  * @internal
  */
 import type { Item } from "./pool.js";
 import init, { WasmDecoder, trapForTest } from "./wasm/shardfetch.js";
+import { addDecoder, runDecoder } from "./decoders.js";
 import { nodeImport } from "./node-import.js";
 
 interface Group {
   key: number;
   documents?: string;
+  /** With `documents`: the compiled modules of the decoders outside the module it needs. */
+  decoders?: Record<string, WebAssembly.Module>;
   items: Item[];
 }
 
@@ -63,7 +67,7 @@ function decoder(key: number): WasmDecoder {
   if (!d) {
     const documents = documentsByKey.get(key);
     if (documents === undefined) throw { code: "Internal", message: `decoding worker: no documents for array ${key}` };
-    d = new WasmDecoder(documents);
+    d = new WasmDecoder(documents, runDecoder);
     decoders.set(key, d);
   }
   return d;
@@ -104,6 +108,13 @@ function listen(scope: Scope): void {
       return;
     }
     if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
+    if (m.decoders !== undefined) {
+      try {
+        await Promise.all(Object.entries(m.decoders).map(([name, module]) => addDecoder(name, module)));
+      } catch {
+        // Reported by each chunk that needs it (the decoder is then not loaded).
+      }
+    }
     const results: unknown[] = [];
     const transfer: Transferable[] = [];
     for (const it of m.items) {

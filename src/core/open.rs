@@ -3,6 +3,7 @@
 //!
 //! May import: every layer below (`error`, `nd`, `storage`, `metadata`, `codec`, `shard`,
 //! `layout`, `read`).
+use super::codec::{external, Decoders};
 use super::error::{Error, ErrorCode, Result};
 use super::metadata::v3::Node;
 use super::metadata::{draft, precomputed, v2, Documents, Format};
@@ -31,6 +32,9 @@ pub struct OpenOptions {
     pub max_metadata: usize,
     /// The most bytes one decoded chunk, fill or region may take.
     pub max_decoded: usize,
+    /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec): by default
+    /// those linked into this crate (feature `native-decoders`), if any.
+    pub decoders: Option<Rc<dyn Decoders>>,
 }
 
 impl Default for OpenOptions {
@@ -43,6 +47,7 @@ impl Default for OpenOptions {
             scale: None,
             max_metadata: crate::core::error::MAX_METADATA,
             max_decoded: crate::core::error::MAX_DECODED,
+            decoders: external::linked(),
         }
     }
 }
@@ -90,11 +95,13 @@ impl Location {
 
 /// Open the node at `url` (+ `options.path`).
 pub async fn open<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
-    let (clock, max_decoded) = (options.clock, options.max_decoded);
+    let (clock, max_decoded, decoders) = (options.clock, options.max_decoded, options.decoders.clone());
     let mut options = options;
     options.config.max_body = options.config.max_body.min(max_decoded as u64);
     Ok(match detect(c, url, options).await? {
-        Opened::Array(a) => Opened::Array(Box::new(a.with_clock(clock).with_max_decoded(max_decoded))),
+        Opened::Array(a) => {
+            Opened::Array(Box::new(a.with_clock(clock).with_max_decoded(max_decoded).with_decoders(decoders)))
+        }
         group => group,
     })
 }
@@ -108,7 +115,7 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
         ..options.config
     };
     let a = Array::from_state(state, Rc::new(Store::new(config)))?;
-    Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded))
+    Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format

@@ -96,6 +96,13 @@ impl WasmArray {
         o.into()
     }
 
+    /// The external decoders reading this array needs (every scale of a precomputed volume):
+    /// the wrapper loads them before handing the array out.
+    #[wasm_bindgen(unchecked_return_type = "string[]")]
+    pub fn decoders(&self) -> JsValue {
+        self.inner.decoders().into_iter().map(JsValue::from).collect::<JsArray>().into()
+    }
+
     /// Counters of this array's network use and decoding.
     #[wasm_bindgen(unchecked_return_type = "WasmStats")]
     pub fn stats(&self) -> JsValue {

@@ -1,5 +1,6 @@
 //! JS values in and out: errors, numbers, JSON, options, coordinates, selections, chunks.
 use super::fetch::{now, FetchClient};
+use crate::core::codec::Decoders;
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
@@ -131,8 +132,38 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
         o.max_metadata = n.clamp(1.0, crate::core::error::MAX_ALLOC as f64) as usize;
     }
     let max_in_flight = get(options, "maxInFlight").and_then(|n| n.as_f64()).map(|n| n.clamp(1.0, 1e6) as usize);
+    o.decoders = get(options, "decoders").and_then(|f| f.dyn_into::<js_sys::Function>().ok()).map(JsDecoders::rc);
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
+}
+
+/// The external decoders (see `core::codec::external`) as the wrapper runs them:
+/// `decoders(name, input, args)` returns the decoded bytes, or throws `{ code, message }`.
+#[derive(Debug)]
+pub struct JsDecoders(js_sys::Function);
+
+impl JsDecoders {
+    pub fn rc(f: js_sys::Function) -> alloc::rc::Rc<dyn Decoders> {
+        alloc::rc::Rc::new(JsDecoders(f))
+    }
+}
+
+impl Decoders for JsDecoders {
+    fn decode(&self, name: &str, input: &[u8], args: &[f64]) -> Result<Vec<u8>> {
+        let args = js_sys::Float64Array::from(args);
+        match self.0.call3(&JsValue::NULL, &name.into(), &Uint8Array::from(input), &args) {
+            Ok(v) => match v.dyn_into::<Uint8Array>() {
+                Ok(bytes) => Ok(bytes.to_vec()),
+                Err(_) => Err(Error::new(ErrorCode::CorruptChunk, format!("{name}: the decoder returned no bytes"))),
+            },
+            Err(e) => {
+                let text = |k: &str| Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string());
+                let code = text("code").and_then(|c| ErrorCode::parse(&c)).unwrap_or(ErrorCode::CorruptChunk);
+                let message = text("message").unwrap_or_else(|| format!("{e:?}"));
+                Err(Error::new(code, message))
+            }
+        }
+    }
 }
 
 /// A scale given as an index or a key.

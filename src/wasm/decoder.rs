@@ -1,7 +1,7 @@
 //! `WasmDecoder`: decoding without the network, for a Web Worker — an array rebuilt from the
 //! documents it was opened from (`WasmArray.documents()`), through the code the opener used.
 use super::array::coords_for;
-use super::convert::{chunk_to_js, to_js};
+use super::convert::{chunk_to_js, to_js, JsDecoders};
 use crate::core::metadata::Documents;
 use crate::core::read::assemble::cut;
 use crate::core::read::Array;
@@ -19,11 +19,16 @@ pub struct WasmDecoder {
 
 #[wasm_bindgen]
 impl WasmDecoder {
+    /// `decoders`: the wrapper's runner of external decoders (see `WasmOptions.decoders`).
     #[wasm_bindgen(constructor)]
-    pub fn new(documents: &str) -> std::result::Result<WasmDecoder, JsValue> {
+    pub fn new(
+        documents: &str,
+        #[wasm_bindgen(unchecked_param_type = "WasmDecoders | undefined")] decoders: Option<js_sys::Function>,
+    ) -> std::result::Result<WasmDecoder, JsValue> {
         let docs = Documents::from_json(documents).map_err(to_js)?;
         let store = Rc::new(Store::new(Config::default()));
-        Ok(WasmDecoder { inner: Array::new(String::new(), String::new(), docs, store).map_err(to_js)? })
+        let a = Array::new(String::new(), String::new(), docs, store).map_err(to_js)?;
+        Ok(WasmDecoder { inner: a.with_decoders(decoders.map(JsDecoders::rc)) })
     }
 
     /// Decode the stored bytes of chunk `coords`.

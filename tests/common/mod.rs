@@ -80,17 +80,18 @@ where
     (cases, groups)
 }
 
-/// Whether this build has the cargo feature `f`.
+/// Whether this build reads what needs `f` (an external decoder: linked with the feature
+/// `native-decoders`, the default).
 pub fn built_with(f: &str) -> bool {
     match f {
-        "pcodec" => cfg!(feature = "pcodec"),
-        "lzma" => cfg!(feature = "lzma"),
+        "pcodec" | "lzma" => cfg!(feature = "native-decoders"),
         _ => true,
     }
 }
 
 impl Case {
-    /// The cargo feature outside the default build that reading this case needs.
+    /// The external decoder (outside the wasm module) that reading this case needs, if the
+    /// harness must check the build has it.
     pub fn needs_feature(&self) -> Option<&'static str> {
         ["pcodec", "lzma"].into_iter().find(|n| self.features.iter().any(|f| f.contains(n)))
     }
@@ -336,9 +337,9 @@ fn text_fill_matches(a: &Array, fill: &str) -> bool {
 }
 
 /// Metadata, every chunk through `chunk`, and several regions through `region`.
-/// Encodings this build does not decode (JPEG XL: see the README), whose cases must fail to
-/// open with `UnsupportedCodec` naming the encoding.
-pub const NOT_IN_THIS_BUILD: &[&str] = if cfg!(feature = "jxl") { &[] } else { &["encoding_jxl"] };
+/// Encodings this build does not decode (without the linked decoders), whose cases must fail
+/// with `UnsupportedCodec` naming the encoding.
+pub const NOT_IN_THIS_BUILD: &[&str] = if cfg!(feature = "native-decoders") { &[] } else { &["encoding_jxl"] };
 
 pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result<(), String> {
     if let Some(f) = case.features.iter().find(|f| NOT_IN_THIS_BUILD.contains(&f.as_str())) {

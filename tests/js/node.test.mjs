@@ -211,18 +211,6 @@ for (const c of manifest.cases) {
   });
 }
 
-// Cases that need a cargo feature outside the default build: a typed error naming it.
-for (const c of manifest.unbuilt) {
-  test(`fixture ${c.name} needs a feature the default build lacks`, async () => {
-    await assert.rejects(api.openArray(`${base}/fixtures/${c.path}`), (e) => {
-      assert.equal(e.code, "UnsupportedCodec", e.message);
-      assert.match(e.message, /feature/);
-      assert.ok(e.message.includes(c.path), e.message);
-      return true;
-    });
-  });
-}
-
 for (const g of manifest.groups ?? []) {
   test(`group ${g.path}`, async () => {
     const r = await checkFixtures(api, fx, { cases: [], groups: [g] }, loadExpected);

@@ -177,7 +177,7 @@ mod tests {
     fn run(decoded: DataType, conf: Value, stored: &[u8]) -> Result<Vec<u8>> {
         let c = CastValue::parse(conf.as_object().unwrap(), decoded)?;
         let n = (stored.len() / c.stored.size()) as u64;
-        let ctx = Ctx { shape: &[n], dtype: decoded, limit: 1 << 20 };
+        let ctx = Ctx { shape: &[n], dtype: decoded, limit: 1 << 20, decoders: None };
         Ok(c.decode(Decoded::elements(stored.to_vec(), alloc::vec![1]), &ctx)?.bytes)
     }
 

@@ -3,7 +3,6 @@
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, zeroed, ErrorCode, Result};
 use crate::core::metadata::dtype::{handle, HANDLE};
-use crate::core::metadata::v2::parse_dtype;
 use crate::core::metadata::DataType;
 use alloc::format;
 use alloc::string::String;
@@ -26,7 +25,7 @@ impl Categorize {
             .collect::<Result<_>>()?;
         let codes = match conf.get("astype") {
             None => DataType::UInt8,
-            Some(v) => parse_dtype(v)?.0,
+            Some(_) => super::numeric::type_option(conf, "astype", "categorize")?.map_or(DataType::UInt8, |t| t.0),
         };
         if !matches!(codes, DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64) {
             return err(ErrorCode::UnsupportedCodec, format!("categorize as {}", codes.name()));

@@ -72,20 +72,9 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "blosc" | "numcodecs.blosc" => Box::new(Blosc),
         "numcodecs.zlib" => Box::new(Zlib),
         "numcodecs.lz4" => Box::new(Lz4),
-        #[cfg(feature = "bz2")]
         "numcodecs.bz2" => Box::new(super::bz2::Bz2),
-        #[cfg(feature = "lzma")]
         "numcodecs.lzma" => Box::new(super::lzma::Lzma::parse(conf)?),
-        #[cfg(feature = "pcodec")]
         "numcodecs.pcodec" => Box::new(super::pcodec::PCodec),
-        #[allow(unreachable_patterns)] // reached in builds without these features
-        "numcodecs.bz2" | "numcodecs.lzma" | "numcodecs.pcodec" => {
-            let feature = &c.name["numcodecs.".len()..];
-            return err(
-                ErrorCode::UnsupportedCodec,
-                format!("unsupported codec {:?}: this build was made without the {feature:?} feature", c.name),
-            );
-        }
         "sharding_indexed" => return err(
             ErrorCode::UnsupportedCodec,
             "unsupported codec \"sharding_indexed\" combined with other codecs around it (no partial reads possible)",
@@ -143,8 +132,13 @@ impl Chain {
         self.array.iter().chain(&self.bytes).any(|c| c.costly()) || self.to_bytes.costly()
     }
 
+    /// The external decoders (see [`super::external`]) this chain's codecs use.
+    pub fn decoders(&self) -> Vec<&'static str> {
+        self.array.iter().chain(core::iter::once(&self.to_bytes)).chain(&self.bytes).filter_map(|c| c.decoder()).collect()
+    }
+
     /// Decode a whole chunk of `shape`: little-endian elements with their strides.
-    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64]) -> Result<Decoded> {
+    pub fn decode(&self, encoded: Vec<u8>, shape: &[u64], decoders: Option<&dyn super::Decoders>) -> Result<Decoded> {
         // The shape and type each array→array codec decodes to, and what the array→bytes codec reads.
         let mut shapes = Vec::with_capacity(self.array.len() + 1);
         let mut dtypes = Vec::with_capacity(self.array.len() + 1);
@@ -167,11 +161,11 @@ impl Chain {
         }
         let mut data = Decoded::bytes(encoded);
         for (c, &limit) in self.bytes.iter().zip(&limits).rev() {
-            data = c.decode(data, &Ctx { shape: &[], dtype, limit })?;
+            data = c.decode(data, &Ctx { shape: &[], dtype, limit, decoders })?;
         }
-        data = self.to_bytes.decode(data, &Ctx { shape: inner, dtype, limit: nbytes })?;
+        data = self.to_bytes.decode(data, &Ctx { shape: inner, dtype, limit: nbytes, decoders })?;
         for ((c, s), &dtype) in self.array.iter().zip(&shapes).zip(&dtypes).rev() {
-            data = c.decode(data, &Ctx { shape: s, dtype, limit: nbytes })?;
+            data = c.decode(data, &Ctx { shape: s, dtype, limit: nbytes, decoders })?;
         }
         Ok(data)
     }
@@ -193,7 +187,7 @@ mod tests {
             chain(json!([{"name":"transpose","configuration":{"order":[1,0]}},{"name":"bytes"}]), 2, DataType::UInt8)
                 .unwrap();
         // Encoded array is 3x2 (the transpose of [[0,1,2],[3,4,5]]) = [[0,3],[1,4],[2,5]].
-        let d = c.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3]).unwrap();
+        let d = c.decode(alloc::vec![0, 3, 1, 4, 2, 5], &[2, 3], None).unwrap();
         assert_eq!(d.strides, [1, 2]);
         let at = |i: u64, j: u64| d.bytes[(i * d.strides[0] + j * d.strides[1]) as usize];
         assert_eq!([at(0, 0), at(0, 2), at(1, 0), at(1, 2)], [0, 2, 3, 5]);
@@ -203,8 +197,8 @@ mod tests {
     #[test]
     fn big_endian_and_wrong_size() {
         let c = chain(json!([{"name":"bytes","configuration":{"endian":"big"}}]), 1, DataType::UInt16).unwrap();
-        assert_eq!(c.decode(alloc::vec![1, 2, 3, 4], &[2]).unwrap().bytes, [2, 1, 4, 3]);
-        assert_eq!(c.decode(alloc::vec![1, 2, 3], &[2]).unwrap_err().code, ErrorCode::CorruptChunk);
+        assert_eq!(c.decode(alloc::vec![1, 2, 3, 4], &[2], None).unwrap().bytes, [2, 1, 4, 3]);
+        assert_eq!(c.decode(alloc::vec![1, 2, 3], &[2], None).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 
     #[test]

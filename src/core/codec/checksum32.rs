@@ -249,7 +249,7 @@ mod tests {
     #[test]
     fn a_damaged_chunk_is_a_checksum_mismatch() {
         use crate::core::metadata::DataType;
-        let ctx = Ctx { shape: &[8], dtype: DataType::UInt8, limit: 1 << 20 };
+        let ctx = Ctx { shape: &[8], dtype: DataType::UInt8, limit: 1 << 20, decoders: None };
         let payload = b"shardfetch".to_vec();
         for name in ["crc32", "adler32", "crc32c", "fletcher32", "jenkins_lookup3"] {
             let c = Checksum32::parse(name, &Map::new()).unwrap().unwrap();

@@ -80,7 +80,7 @@ mod tests {
     fn lists() {
         // numcodecs.JSON().encode(np.array([["a", 1], [None, [2]]], dtype=object))
         let text = br#"[["a",1],[null,[2]],"|O",[2,2]]"#;
-        let ctx = Ctx { shape: &[2, 2], dtype: DataType::Json, limit: 0 };
+        let ctx = Ctx { shape: &[2, 2], dtype: DataType::Json, limit: 0, decoders: None };
         let d = Json2.decode(Decoded::bytes(text.to_vec()), &ctx).unwrap();
         let got: Vec<&[u8]> = d.bytes.chunks(8).map(|h| content(h, &d.heap).unwrap()).collect();
         assert_eq!(got, [&br#""a""#[..], b"1", b"null", b"[2]"]);

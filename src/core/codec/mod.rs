@@ -8,7 +8,6 @@ pub mod astype;
 pub mod bitround;
 pub mod blosc;
 pub mod bytes;
-#[cfg(feature = "bz2")]
 pub mod bz2;
 pub mod cast_value;
 pub mod categorize;
@@ -18,6 +17,7 @@ pub mod compresso;
 pub mod crc32c;
 pub mod cseg;
 pub mod deflate;
+pub mod external;
 pub mod delta;
 pub mod fixedscaleoffset;
 pub mod gzip;
@@ -25,11 +25,9 @@ pub mod jpeg;
 pub mod json2;
 pub mod jxl;
 pub mod lz4;
-#[cfg(feature = "lzma")]
 pub mod lzma;
 pub mod numeric;
 pub mod packbits;
-#[cfg(feature = "pcodec")]
 pub mod pcodec;
 pub mod png;
 pub mod scale_offset;
@@ -40,6 +38,7 @@ pub mod zlib;
 pub mod zstd;
 
 pub use chain::Chain;
+pub use external::Decoders;
 
 use crate::core::error::Result;
 use crate::core::metadata::DataType;
@@ -86,6 +85,8 @@ pub struct Ctx<'a> {
     pub dtype: DataType,
     /// Bytes the codec's decoded output may hold at most (sizes come from the network).
     pub limit: usize,
+    /// The decoders kept outside this module, for the codecs that need one.
+    pub decoders: Option<&'a dyn Decoders>,
 }
 
 /// One encoding step, undone by `decode`.
@@ -110,6 +111,10 @@ pub trait Codec: core::fmt::Debug {
     fn costly(&self) -> bool {
         true
     }
+    /// The external decoder (see [`external`]) this codec hands its bytes to, if any.
+    fn decoder(&self) -> Option<&'static str> {
+        None
+    }
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded>;
 }
 
@@ -119,20 +124,13 @@ pub(crate) fn compressed_bound(n: usize) -> usize {
     n.saturating_add(n / 8).saturating_add(1024)
 }
 
-/// A streaming decoder's output buffer, full: room for more — doubling from 4× the input, never
-/// past `limit` (+1, to see an overshoot) — or the error (`codec` names it) when it is past the
-/// limit or cannot grow.
-#[cfg(any(feature = "bz2", feature = "lzma"))]
-pub(crate) fn grow_output(out: &mut Vec<u8>, input: usize, limit: usize, codec: &str) -> Result<()> {
-    use crate::core::error::{err, ErrorCode};
-    if out.len() > limit {
-        return err(ErrorCode::CorruptChunk, alloc::format!("{codec}: decompresses to more than {limit} bytes"));
+/// An external decoder's output, checked to be `n` bytes.
+pub(crate) fn check_len(name: &str, bytes: Vec<u8>, n: u64) -> Result<Vec<u8>> {
+    if bytes.len() as u64 != n {
+        let why = alloc::format!("{name}: decoded {} bytes, expected {n}", bytes.len());
+        return Err(crate::core::error::Error::new(crate::core::error::ErrorCode::CorruptChunk, why));
     }
-    let want = out.capacity().max(input.saturating_mul(4)).max(4096).min(limit.saturating_add(1) - out.len()).max(1);
-    if out.try_reserve_exact(want).is_err() {
-        return err(ErrorCode::TooLarge, alloc::format!("{codec}: cannot allocate {} bytes", out.len() + want));
-    }
-    Ok(())
+    Ok(bytes)
 }
 
 /// Encoded images (and label tables) can exceed the raw size: headers, noisy pixels.

@@ -36,12 +36,21 @@ pub fn is_float(t: DataType) -> bool {
     matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
 }
 
-/// A filter's numeric type option (`"<i4"`, `"|u1"`, …); the byte order is the stored data's.
+/// A filter's numeric type option: a NumPy type (`"<i4"`, `"|u1"`, …; the byte order is the
+/// stored data's), or a Zarr v3 name (`"int32"`: little-endian), as zarr-python's
+/// `zarr.codecs.numcodecs` writes them. A wrong one is the codec's configuration's error.
 pub fn type_option(conf: &Map<String, Value>, key: &str, codec: &str) -> Result<Option<(DataType, bool)>> {
     let Some(v) = conf.get(key) else { return Ok(None) };
-    let (t, big) = parse_dtype(v)?;
+    let (t, big) = match (parse_dtype(v), DataType::parse(v)) {
+        (Ok(numpy), _) => numpy,
+        (Err(_), Ok(v3)) => (v3, false),
+        (Err(_), Err(_)) => {
+            let what = format!("{codec}: its configuration's {key:?} is not a data type NumPy or Zarr v3 names: {v}");
+            return err(ErrorCode::UnsupportedCodec, what);
+        }
+    };
     if !numeric(t) {
-        return err(ErrorCode::UnsupportedCodec, format!("{codec}: {key} {} is not a numeric type", t.name()));
+        return err(ErrorCode::UnsupportedCodec, format!("{codec}: its configuration's {key:?}, {}, is not a numeric type", t.name()));
     }
     Ok(Some((t, big)))
 }
@@ -134,5 +143,20 @@ mod tests {
         assert_eq!(read(DataType::Float16, &[0x66, 0x2e], 0), Num::Float(f16_bits_to_f64(0x2e66)));
         write(DataType::UInt64, Num::Int(-1), &mut out, 0);
         assert_eq!(u64::from_le_bytes(out), u64::MAX);
+    }
+
+    #[test]
+    fn type_options_take_numpy_and_zarr_v3_names() {
+        let conf = |v: &str| serde_json::json!({ "dtype": v }).as_object().unwrap().clone();
+        assert_eq!(type_option(&conf("<i4"), "dtype", "delta").unwrap(), Some((DataType::Int32, false)));
+        assert_eq!(type_option(&conf(">f8"), "dtype", "delta").unwrap(), Some((DataType::Float64, true)));
+        assert_eq!(type_option(&conf("int32"), "dtype", "delta").unwrap(), Some((DataType::Int32, false)));
+        assert_eq!(type_option(&conf("uint8"), "dtype", "delta").unwrap(), Some((DataType::UInt8, false)));
+        // A wrong one names the codec and its field, not the array's data type.
+        let e = type_option(&conf("int33"), "dtype", "delta").unwrap_err();
+        assert_eq!(e.code, ErrorCode::UnsupportedCodec);
+        assert!(e.message.contains("delta") && e.message.contains("\"dtype\"") && e.message.contains("int33"), "{e}");
+        let e = type_option(&conf("string"), "dtype", "fixedscaleoffset").unwrap_err();
+        assert!(e.message.contains("fixedscaleoffset") && e.message.contains("not a numeric type"), "{e}");
     }
 }

@@ -103,7 +103,7 @@ mod tests {
     fn run(dtype: DataType, conf: Value, stored: &[u8]) -> Result<alloc::vec::Vec<u8>> {
         let c = ScaleOffset::parse(conf.as_object().unwrap(), dtype)?;
         let n = (stored.len() / dtype.size()) as u64;
-        let ctx = Ctx { shape: &[n], dtype, limit: 1 << 20 };
+        let ctx = Ctx { shape: &[n], dtype, limit: 1 << 20, decoders: None };
         Ok(c.decode(Decoded::elements(stored.to_vec(), alloc::vec![1]), &ctx)?.bytes)
     }
 

@@ -81,7 +81,7 @@ mod tests {
     #[test]
     fn frames() {
         let c = VLen { utf8: true };
-        let ctx = Ctx { shape: &[3], dtype: DataType::String, limit: 1000 };
+        let ctx = Ctx { shape: &[3], dtype: DataType::String, limit: 1000, decoders: None };
         let d = c.decode(Decoded::bytes(frame(&[b"a", "bé".as_bytes(), b""])), &ctx).unwrap();
         let got: Vec<&[u8]> = d.bytes.chunks(8).map(|h| content(h, &d.heap).unwrap()).collect();
         assert_eq!(got, [&b"a"[..], "bé".as_bytes(), b""]);

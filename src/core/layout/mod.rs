@@ -10,7 +10,7 @@ pub mod zarr;
 
 pub use build::build;
 
-use crate::core::codec::Decoded;
+use crate::core::codec::{Decoded, Decoders};
 use crate::core::error::Result;
 use crate::core::metadata::Grid;
 use crate::core::shard::IndexFormat;
@@ -39,8 +39,11 @@ pub trait Layout {
     fn chunks_in_object(&self, _coords: &[u64]) -> Option<u64> {
         None
     }
-    /// Decode the stored bytes of read chunk `coords` into little-endian elements.
-    fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded>;
+    /// Decode the stored bytes of read chunk `coords` into little-endian elements (with the
+    /// external decoders its codecs need, when they need one).
+    fn decode(&self, coords: &[u64], bytes: Vec<u8>, decoders: Option<&dyn Decoders>) -> Result<Decoded>;
+    /// The external decoders (see [`crate::core::codec::external`]) decoding needs.
+    fn decoders(&self) -> Vec<&'static str>;
     /// Whether decoding is real work (decompression, checksums), worth a worker: moving
     /// plain bytes to a worker and back costs more than arranging them here.
     fn costly_decode(&self) -> bool;

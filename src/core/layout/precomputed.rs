@@ -8,11 +8,12 @@ use super::morton::Morton;
 use super::{Layout, Located};
 use crate::core::codec::bytes::Bytes;
 use crate::core::codec::compresso::Compresso;
+use crate::core::codec::Decoders;
 use crate::core::codec::cseg::CompressedSegmentation;
 use crate::core::codec::gzip::Gzip;
-use crate::core::codec::jpeg::{self, Jpeg};
-use crate::core::codec::jxl::{self, Jxl};
-use crate::core::codec::png::{self, Png};
+use crate::core::codec::jpeg::Jpeg;
+use crate::core::codec::jxl::Jxl;
+use crate::core::codec::png::Png;
 use crate::core::codec::transpose::Transpose;
 use crate::core::codec::{Chain, Codec, Decoded};
 use crate::core::error::{checked_bytes, err, ErrorCode, Result};
@@ -47,9 +48,6 @@ impl ScaleLayout {
         let (dtype, nc) = (volume.data_type, volume.num_channels);
         let bad =
             |why: &str| err(ErrorCode::InvalidMetadata, format!("scale {:?}: {} {why}", s.key, s.encoding.name()));
-        let missing = |name: &str| {
-            err(ErrorCode::UnsupportedCodec, format!("scale {:?}: encoding {name:?} is not in this build", s.key))
-        };
         let (array, to_bytes): (Vec<Box<dyn Codec>>, Box<dyn Codec>) = match &s.encoding {
             // Stored `[channel][z][y][x]`: the transpose of `[x, y, z, channel]`.
             Encoding::Raw => {
@@ -62,27 +60,18 @@ impl ScaleLayout {
                 (Vec::new(), Box::new(CompressedSegmentation { block: *block }))
             }
             Encoding::Jpeg => {
-                if !jpeg::SUPPORTED {
-                    return missing("jpeg");
-                }
                 if dtype != DataType::UInt8 || !(nc == 1 || nc == 3) {
                     return bad("needs data_type uint8 and 1 or 3 channels");
                 }
                 (Vec::new(), Box::new(Jpeg))
             }
             Encoding::Png => {
-                if !png::SUPPORTED {
-                    return missing("png");
-                }
                 if !matches!(dtype, DataType::UInt8 | DataType::UInt16) || !(1..=4).contains(&nc) {
                     return bad("needs data_type uint8 or uint16 and 1 to 4 channels");
                 }
                 (Vec::new(), Box::new(Png))
             }
             Encoding::Jxl => {
-                if !jxl::SUPPORTED {
-                    return missing("jxl");
-                }
                 if dtype != DataType::UInt8 || !matches!(nc, 1 | 3 | 4) {
                     return bad("needs data_type uint8 and 1, 3 or 4 channels");
                 }
@@ -192,9 +181,13 @@ impl Layout for ScaleLayout {
 
     /// Little-endian elements with strides (in elements) along `[x, y, z, channel]` of the
     /// clipped chunk.
-    fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
+    fn decode(&self, coords: &[u64], bytes: Vec<u8>, decoders: Option<&dyn Decoders>) -> Result<Decoded> {
         self.check(coords)?;
-        self.chain.decode(bytes, &self.grid.clipped(coords))
+        self.chain.decode(bytes, &self.grid.clipped(coords), decoders)
+    }
+
+    fn decoders(&self) -> Vec<&'static str> {
+        self.chain.decoders()
     }
 
     fn costly_decode(&self) -> bool {
@@ -232,9 +225,9 @@ mod tests {
         assert_eq!(s.locate(&[0, 0, 0, 1]).err().unwrap().code, ErrorCode::InvalidSelection);
         assert_eq!(s.locate(&[0, 0, 0]).err().unwrap().code, ErrorCode::InvalidSelection);
         // Chunk (2, 1, 0) is 2x1x3, 2 channels of uint16.
-        let d = s.decode(&[2, 1, 0, 0], (0..24).collect()).unwrap();
+        let d = s.decode(&[2, 1, 0, 0], (0..24).collect(), None).unwrap();
         assert_eq!(d.strides, [1, 2, 2, 6]);
-        assert_eq!(s.decode(&[2, 1, 0, 0], vec![0; 23]).unwrap_err().code, ErrorCode::CorruptChunk);
+        assert_eq!(s.decode(&[2, 1, 0, 0], vec![0; 23], None).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 
     #[test]
@@ -277,6 +270,6 @@ mod tests {
         let Located { key, levels } = s.locate(&[1, 1, 1, 0]).unwrap();
         assert_eq!(key, "s0/0.shard");
         assert_eq!(levels.iter().map(|l| l.1).collect::<Vec<_>>(), [3, 7]);
-        assert_eq!(s.decode(&[0, 0, 0, 0], vec![1, 2, 3]).unwrap_err().code, ErrorCode::CorruptChunk);
+        assert_eq!(s.decode(&[0, 0, 0, 0], vec![1, 2, 3], None).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 }

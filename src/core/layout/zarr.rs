@@ -3,7 +3,7 @@
 //! innermost (read) chunk. Zarr v3, Zarr v2 and the draft sharding transformer only differ in
 //! how their metadata spells these.
 use super::{Layout, Located};
-use crate::core::codec::{Chain, Decoded};
+use crate::core::codec::{Chain, Decoded, Decoders};
 use crate::core::error::{checked_bytes, Result};
 use crate::core::metadata::{DataType, Grid, KeyEncoding, Named};
 use crate::core::shard::zarr::{Inner, Sharding};
@@ -98,8 +98,12 @@ impl Layout for ZarrLayout {
         })
     }
 
-    fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
-        self.chain.decode(bytes, &self.read.full(coords))
+    fn decode(&self, coords: &[u64], bytes: Vec<u8>, decoders: Option<&dyn Decoders>) -> Result<Decoded> {
+        self.chain.decode(bytes, &self.read.full(coords), decoders)
+    }
+
+    fn decoders(&self) -> Vec<&'static str> {
+        self.chain.decoders()
     }
 
     fn costly_decode(&self) -> bool {

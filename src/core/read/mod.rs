@@ -9,7 +9,7 @@ pub mod plan;
 
 pub use chunk::{Chunk, Element, Got};
 
-use crate::core::codec::Decoded;
+use crate::core::codec::{Decoded, Decoders};
 use crate::core::error::{checked_bytes, err, too_large, Error, ErrorCode, Result};
 use crate::core::layout::{build, Layout};
 use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
@@ -54,6 +54,8 @@ pub struct Array {
     decode_ms: Rc<Cell<f64>>,
     /// The most bytes one decoded chunk, fill or region may take (`maxDecodedBytes`).
     max_decoded: usize,
+    /// The decoders kept outside this module, for codecs that need one.
+    decoders: Option<Rc<dyn Decoders>>,
 }
 
 impl Array {
@@ -63,13 +65,36 @@ impl Array {
         let layout = build(&meta)?;
         let decode_ms = Rc::new(Cell::new(0.0));
         let max_decoded = crate::core::error::MAX_DECODED;
-        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded })
+        let decoders = None;
+        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded, decoders })
     }
 
     /// Refuse decoded chunks, fills and regions above `bytes` (default 512 MiB).
     pub fn with_max_decoded(mut self, bytes: usize) -> Self {
         self.max_decoded = bytes;
         self
+    }
+
+    /// Decode with `decoders` the codecs that need an external decoder (see [`Array::decoders`]).
+    pub fn with_decoders(mut self, decoders: Option<Rc<dyn Decoders>>) -> Self {
+        self.decoders = decoders;
+        self
+    }
+
+    /// The external decoders (see [`crate::core::codec::external`]) reading this array needs,
+    /// for every scale of a multi-scale volume (another scale opens without a request).
+    pub fn decoders(&self) -> Vec<&'static str> {
+        let mut names = self.layout.decoders();
+        if let crate::core::metadata::Storage::Precomputed { volume, .. } = &self.meta.storage {
+            for s in &volume.scales {
+                if let Ok(other) = self.with_scale(s.key.clone()) {
+                    names.extend(other.layout.decoders());
+                }
+            }
+        }
+        names.sort_unstable();
+        names.dedup();
+        names
     }
 
     /// Time decoding with `clock` (milliseconds).
@@ -90,6 +115,7 @@ impl Array {
         a.clock = self.clock;
         a.decode_ms = self.decode_ms.clone();
         a.max_decoded = self.max_decoded;
+        a.decoders = self.decoders.clone();
         Ok(a)
     }
 
@@ -165,9 +191,10 @@ impl Array {
 
     /// Decode the stored bytes of read chunk `coords`.
     pub fn decode(&self, coords: &[u64], bytes: Vec<u8>) -> Result<Decoded> {
-        let Some(now) = self.clock else { return self.layout.decode(coords, bytes) };
+        let decoders = self.decoders.as_deref();
+        let Some(now) = self.clock else { return self.layout.decode(coords, bytes, decoders) };
         let t0 = now();
-        let r = self.layout.decode(coords, bytes);
+        let r = self.layout.decode(coords, bytes, decoders);
         self.decode_ms.set(self.decode_ms.get() + (now() - t0));
         r
     }

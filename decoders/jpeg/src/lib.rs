@@ -1,0 +1,33 @@
+//! Neuroglancer precomputed `jpeg` chunks: `decode(jpeg, [voxels, channels])` → the image's
+//! 8-bit samples in order (`channels`, 1 or 3, interleaved), checked to hold exactly `voxels`
+//! pixels of `channels` components.
+#![forbid(unsafe_code)]
+use abi::{count, Failure};
+use zune_core as zc;
+
+abi::export_decoder!(decode);
+
+pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
+    let (voxels, channels) = (count(args, 0, "voxels")?, count(args, 1, "channels")?);
+    let out = if channels == 1 { zc::colorspace::ColorSpace::Luma } else { zc::colorspace::ColorSpace::RGB };
+    // JPEG caps both sides at 2^16; the pixel count is checked against the chunk below.
+    let opts = zc::options::DecoderOptions::default()
+        .set_max_width(1 << 16)
+        .set_max_height(1 << 16)
+        .jpeg_set_out_colorspace(out);
+    let mut d = zune_jpeg::JpegDecoder::new_with_options(zc::bytestream::ZCursor::new(data), opts);
+    d.decode_headers().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
+    let info = d.info().ok_or_else(|| Failure::corrupt("no image header"))?;
+    let comps = d.input_colorspace().map_or(0, |c| c.num_components());
+    let (w, h) = (u64::from(info.width), u64::from(info.height));
+    if w.checked_mul(h) != Some(voxels) || comps as u64 != channels {
+        return Err(Failure::corrupt(format!(
+            "a {w}x{h} image with {comps} components does not hold {voxels} voxels of {channels} channels"
+        )));
+    }
+    let px = d.decode().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
+    if px.len() as u64 != voxels * channels {
+        return Err(Failure::corrupt(format!("decoded {} samples, expected {}", px.len(), voxels * channels)));
+    }
+    Ok(px)
+}

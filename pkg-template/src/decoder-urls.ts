@@ -1,0 +1,64 @@
+/**
+ * Where the decoder modules come from: the package's `wasm/decoders/<name>.wasm`, fetched and
+ * compiled once per page when an opened array names the decoder (read from the package's files
+ * in Node). Each URL is a literal `new URL(…, import.meta.url)`, so that bundlers (Vite, webpack)
+ * emit the modules as assets with no configuration.
+ * @internal
+ */
+import { addDecoder, hasDecoder } from "./decoders.js";
+import { errorMessage, ShardfetchError } from "./errors.js";
+import { isNode } from "./module.js";
+import { nodeImport } from "./node-import.js";
+
+const URLS: Record<string, () => URL> = {
+  jpeg: () => new URL("./wasm/decoders/jpeg.wasm", import.meta.url),
+  png: () => new URL("./wasm/decoders/png.wasm", import.meta.url),
+  jxl: () => new URL("./wasm/decoders/jxl.wasm", import.meta.url),
+  bz2: () => new URL("./wasm/decoders/bz2.wasm", import.meta.url),
+  lzma: () => new URL("./wasm/decoders/lzma.wasm", import.meta.url),
+  pcodec: () => new URL("./wasm/decoders/pcodec.wasm", import.meta.url),
+};
+
+/** Loads under way (a failed one is forgotten: the next open tries again). */
+const loading = new Map<string, Promise<void>>();
+
+/** Requests of decoder modules made (tests). */
+export const decoderLoads: string[] = [];
+
+async function compile(url: URL): Promise<WebAssembly.Module> {
+  if (isNode() && url.protocol === "file:") {
+    const fs = await (nodeImport("node:fs/promises") as Promise<typeof import("node:fs/promises")>);
+    return WebAssembly.compile(await fs.readFile(url));
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  // Streaming needs the wasm content type; otherwise from the bytes.
+  if (response.headers.get("content-type")?.startsWith("application/wasm")) return WebAssembly.compileStreaming(response);
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+/** Load the decoders `names` (an opened array's `decoders()`) on this thread. */
+export async function loadDecoders(names: readonly string[]): Promise<void> {
+  await Promise.all(
+    names.map((name) => {
+      if (hasDecoder(name)) return undefined;
+      let p = loading.get(name);
+      if (!p) {
+        const make = URLS[name];
+        if (!make) return Promise.reject(new ShardfetchError("UnsupportedCodec", `no decoder module named ${name}`));
+        const url = make();
+        decoderLoads.push(name);
+        p = compile(url).then(
+          (module) => addDecoder(name, module),
+          (e: unknown) => {
+            loading.delete(name);
+            const code = e instanceof WebAssembly.CompileError ? "Internal" : "Network";
+            throw new ShardfetchError(code, `the ${name} decoder module ${url.href} failed to load: ${errorMessage(e)}`, { cause: e, url: url.href });
+          },
+        );
+        loading.set(name, p);
+      }
+      return p;
+    }),
+  );
+}

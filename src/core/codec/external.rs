@@ -1,0 +1,64 @@
+//! Decoders kept outside this module: jpeg, png, jxl, bz2, lzma and pcodec are large and few
+//! arrays use them, so the npm package ships each as a wasm module of its own (`decoders/*`),
+//! fetched when an opened array names it; natively they are linked in (feature
+//! `native-decoders`). The codecs here that need one hand it the stored bytes and check what
+//! comes back; the decoder behind [`Decoders`] is the binding's (or the linked crates').
+use crate::core::error::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::vec::Vec;
+
+/// Every external decoder, by name.
+pub const NAMES: [&str; 6] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec"];
+
+/// Runs external decoders: `decode(name, input, args)` as decoder `name`'s calling convention
+/// says (see each `decoders/<name>` crate: numeric arguments, bytes out).
+pub trait Decoders: core::fmt::Debug {
+    fn decode(&self, name: &str, input: &[u8], args: &[f64]) -> Result<Vec<u8>>;
+}
+
+/// Decode through `decoders` (`None`: none loaded — the caller opened the array without them).
+pub fn run(decoders: Option<&dyn Decoders>, name: &str, input: &[u8], args: &[f64]) -> Result<Vec<u8>> {
+    match decoders {
+        Some(d) => d.decode(name, input, args),
+        None => Err(Error::new(ErrorCode::UnsupportedCodec, format!("{name}: no {name} decoder is loaded"))),
+    }
+}
+
+/// The decoders linked into this crate.
+#[cfg(feature = "native-decoders")]
+#[derive(Debug)]
+pub struct Linked;
+
+#[cfg(feature = "native-decoders")]
+impl Decoders for Linked {
+    fn decode(&self, name: &str, input: &[u8], args: &[f64]) -> Result<Vec<u8>> {
+        let got = match name {
+            "jpeg" => shardfetch_jpeg::decode(input, args),
+            "png" => shardfetch_png::decode(input, args),
+            "jxl" => shardfetch_jxl::decode(input, args),
+            "bz2" => shardfetch_bz2::decode(input, args),
+            "lzma" => shardfetch_lzma::decode(input, args),
+            "pcodec" => shardfetch_pcodec::decode(input, args),
+            _ => return Err(Error::new(ErrorCode::UnsupportedCodec, format!("no decoder named {name:?}"))),
+        };
+        got.map_err(|f| failure(name, f.code, &f.message))
+    }
+}
+
+/// A decoder's failure (its code as `decoders/abi` numbers them) as this crate's error.
+pub fn failure(name: &str, code: u32, message: &str) -> Error {
+    let code = match code {
+        2 => ErrorCode::TooLarge,
+        3 => ErrorCode::UnsupportedCodec,
+        _ => ErrorCode::CorruptChunk,
+    };
+    Error::new(code, format!("{name}: {message}"))
+}
+
+/// The decoders linked into this crate, if it was built with them.
+pub fn linked() -> Option<alloc::rc::Rc<dyn Decoders>> {
+    #[cfg(feature = "native-decoders")]
+    return Some(alloc::rc::Rc::new(Linked));
+    #[cfg(not(feature = "native-decoders"))]
+    return None;
+}
