@@ -171,21 +171,32 @@ async fn within(p: Promise, ms: Option<f64>) -> std::result::Result<JsValue, JsV
         (Some(s), Some(c)) => (s, c),
         _ => return JsFuture::from(p).await,
     };
-    let mut id = JsValue::UNDEFINED;
-    let mut fire: Option<Closure<dyn FnMut()>> = None;
+    let mut guard = Timer { clear, id: JsValue::UNDEFINED, fire: None };
     let timer = Promise::new(&mut |_, reject| {
         let f = Closure::once(move || {
             let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
         });
-        id = set.call2(&JsValue::NULL, f.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
-        fire = Some(f);
+        guard.id = set.call2(&JsValue::NULL, f.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+        guard.fire = Some(f);
     });
-    let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
-    let _ = clear.call1(&JsValue::NULL, &id);
-    // Dropped here, not leaked: the timer promise (never settled) would keep the race's answer
-    // (a body piece) alive through its `reject` for as long as the module lives.
-    drop(fire);
-    r
+    JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await
+}
+
+/// [`within`]'s timer, cleared before its closure is dropped — when the wait ends, and when it
+/// is dropped unfinished (a read given up), whose timer would otherwise fire into a dropped
+/// closure. Not leaked either: the timer promise (never settled) would keep the race's answer
+/// (a body piece) alive through its `reject` for as long as the module lives.
+struct Timer {
+    clear: Function,
+    id: JsValue,
+    fire: Option<Closure<dyn FnMut()>>,
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        let _ = self.clear.call1(&JsValue::NULL, &self.id);
+        self.fire = None;
+    }
 }
 
 fn stalled(e: &JsValue) -> bool {
