@@ -3,10 +3,10 @@
 //! refused by name.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 /// The largest dictionary accepted: xz's `-9` preset.
 const MAX_DICT: usize = 64 << 20;
@@ -15,7 +15,7 @@ const MAX_DICT: usize = 64 << 20;
 pub struct Lzma;
 
 impl Lzma {
-    pub fn parse(conf: &Map<String, Value>) -> Result<Lzma> {
+    pub fn parse(conf: &Map) -> Result<Lzma> {
         match conf.get("format").map(|f| (f, f.as_u64())) {
             None | Some((Value::Null, _)) | Some((_, Some(1))) => Ok(Lzma),
             Some((_, Some(2))) => err(ErrorCode::UnsupportedCodec, "unsupported lzma format 2 (.lzma, \"alone\"): only .xz (format 1) is read"),
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn rejects_other_formats_and_garbage() {
-        let conf = |f: u64| serde_json::json!({ "format": f }).as_object().unwrap().clone();
+        let conf = |f: u64| crate::core::json::json!({ "format": f }).as_object().unwrap().clone();
         assert_eq!(Lzma::parse(&conf(2)).unwrap_err().code, ErrorCode::UnsupportedCodec);
         assert!(Lzma::parse(&conf(1)).is_ok());
         assert_eq!(unxz(b"\xfd7zXZ\0\0\x04", 100).unwrap_err().code, ErrorCode::CorruptChunk);

@@ -3,13 +3,12 @@
 //! another with NumPy's `astype` rules (integers wrap; floats to integers truncate toward zero,
 //! saturating; integers and doubles to narrower floats round to nearest).
 use crate::core::error::{checked_bytes, corrupt_chunk, err, zeroed, ErrorCode, Result};
+use crate::core::json::Map;
 use crate::core::metadata::dtype::{f16_bits_to_f64, f64_to_f16_bits};
 use crate::core::metadata::v2::parse_dtype;
 use crate::core::metadata::DataType;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
@@ -37,7 +36,7 @@ pub fn is_float(t: DataType) -> bool {
 }
 
 /// A filter's numeric type option (`"<i4"`, `"|u1"`, …); the byte order is the stored data's.
-pub fn type_option(conf: &Map<String, Value>, key: &str, codec: &str) -> Result<Option<(DataType, bool)>> {
+pub fn type_option(conf: &Map, key: &str, codec: &str) -> Result<Option<(DataType, bool)>> {
     let Some(v) = conf.get(key) else { return Ok(None) };
     let (t, big) = parse_dtype(v)?;
     if !numeric(t) {
