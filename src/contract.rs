@@ -71,7 +71,8 @@ export interface WasmArrayMeta {
   costlyDecode: boolean;
   /** Read chunks are small (under 32 KiB decoded): handing them to a worker costs more than decoding them here. */
   smallChunks: boolean;
-  attributes: Record<string, unknown>;
+  /** JSON text of an object, not parsed by the module (the wrapper parses it when read). */
+  attributes: string;
   dimensionNames: (string | null)[] | null;
   fields: WasmField[] | null;
   scales: WasmScale[] | null;
@@ -81,7 +82,8 @@ export interface WasmArrayMeta {
 export interface WasmGroupMeta {
   url: string;
   format: "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
-  attributes: Record<string, unknown>;
+  /** JSON text of an object, not parsed by the module (the wrapper parses it when read). */
+  attributes: string;
   /** The URL the group was opened from (a store root for the draft layout), and its path under it. */
   root: string;
   path: string;

@@ -4,6 +4,7 @@ mod common;
 
 use common::{all_cases, check_case, check_group, Case};
 use futures_executor::block_on;
+use shardfetch::core::metadata::Scalar;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::{Sel, Want};
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Got};
@@ -459,6 +460,35 @@ fn metadata_errors_are_typed() {
     let e =
         block_on(open(&FileClient::default(), &format!("{BASE}/data/nowhere"), with(Config::default()))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound);
+}
+
+/// Fill values as written, whatever a double holds: 64-bit integers past 2^53 and a float32
+/// `0.1` rounded once, to f32; attributes kept as their text.
+#[test]
+fn fill_values_are_exact() {
+    let cases: [(&str, &str, Vec<u8>, Scalar); 5] = [
+        ("int64", "9007199254740993", 9007199254740993i64.to_le_bytes().to_vec(), Scalar::Int(9007199254740993)),
+        ("int64", "-9223372036854775808", i64::MIN.to_le_bytes().to_vec(), Scalar::Int(i64::MIN)),
+        ("uint64", "18446744073709551615", u64::MAX.to_le_bytes().to_vec(), Scalar::UInt(u64::MAX)),
+        ("float32", "0.1", 0.1f32.to_le_bytes().to_vec(), Scalar::Float(f64::from(0.1f32))),
+        ("float64", "0.1", 0.1f64.to_le_bytes().to_vec(), Scalar::Float(0.1)),
+    ];
+    for (dtype, fill, bytes, value) in cases {
+        let text = format!(
+            r#"{{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"{dtype}","fill_value":{fill},
+            "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[2]}}}},"codecs":[{{"name":"bytes"}}],
+            "attributes": {{"n": 9223372036854775807, "x": 0.10}} }}"#
+        );
+        let patch: Patch = Box::new(move |p, b| if p.ends_with("zarr.json") { text.clone().into_bytes() } else { b });
+        let c = FileClient { patch: Some(patch), ..Default::default() };
+        let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
+        let f = &a.metadata().fill_value;
+        assert_eq!((&f.bytes, f.value), (&bytes, value), "{dtype} {fill}");
+        assert_eq!(a.metadata().attributes.as_str(), r#"{"n": 9223372036854775807, "x": 0.10}"#);
+        // No chunk there: the fill.
+        let chunk = block_on(read_chunk(&a, &c, &[1])).unwrap();
+        assert_eq!(chunk.bytes, bytes.repeat(2), "{dtype} {fill}");
+    }
 }
 
 #[test]

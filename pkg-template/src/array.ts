@@ -15,6 +15,7 @@ import { ChunkBatcher } from "./batch.js";
 import { Decoding } from "./decoding.js";
 import type { ArrayDocs, Pool } from "./pool.js";
 import { compiledDecoders } from "./decoders.js";
+import { parseAttributes } from "./group.js";
 
 /** An opened array. */
 export class ShardedArray {
@@ -48,7 +49,9 @@ export class ShardedArray {
    */
   readonly scales: readonly ScaleInfo[] | null;
   readonly scaleIndex: number | null;
-  readonly attributes: Readonly<Record<string, unknown>>;
+  /** @internal The attributes' JSON text, as the module handed it over. */
+  readonly attributesText: string;
+  #attributes: Readonly<Record<string, unknown>> | undefined;
   readonly dimensionNames: readonly (string | null)[] | null;
 
   #handle: WasmArray | null;
@@ -79,7 +82,7 @@ export class ShardedArray {
       meta.chunkShapes == null ? null : Object.freeze(meta.chunkShapes.map((a) => Object.freeze(Array.from(a))));
     this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
     this.fillValue = meta.fillValue;
-    this.attributes = meta.attributes ?? {};
+    this.attributesText = meta.attributes ?? "{}";
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
     this.itemSize = meta.itemSize;
     this.fields = meta.fields === null ? null : Object.freeze(meta.fields as Field[]);
@@ -87,6 +90,11 @@ export class ShardedArray {
     this.scaleIndex = meta.scaleIndex;
     this.ctor = ctorFor(meta.dtype);
     this.#batch = new ChunkBatcher(this);
+  }
+
+  /** The array's attributes (parsed on first access: large ones cost nothing until read). */
+  get attributes(): Readonly<Record<string, unknown>> {
+    return (this.#attributes ??= parseAttributes(this.attributesText));
   }
 
   /** Number of dimensions. */

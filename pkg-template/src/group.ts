@@ -8,6 +8,15 @@ import type { ShardedArray } from "./array.js";
 import type { Format, OpenOptions } from "./types.js";
 import { ShardfetchError } from "./errors.js";
 
+/**
+ * @internal A node's attributes from the JSON text the module hands over (an object's text,
+ * unparsed in the module so that large attributes cost nothing until read).
+ */
+export function parseAttributes(text: string): Readonly<Record<string, unknown>> {
+  const v: unknown = JSON.parse(text);
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 /** How a group opens its children (the package's `open`). */
 type Opener = (url: string, options: OpenOptions) => Promise<ShardedArray | Group>;
 
@@ -17,7 +26,9 @@ export class Group {
   readonly url: string;
   /** The storage format; children are opened as the same format without detection. */
   readonly format: Format;
-  readonly attributes: Readonly<Record<string, unknown>>;
+  /** @internal The attributes' JSON text, as the module handed it over. */
+  readonly attributesText: string;
+  #attributes: Readonly<Record<string, unknown>> | undefined;
   /** The URL the group was opened from and its path under it (a store root for the draft layout). */
   readonly #root: string;
   readonly #path: string;
@@ -28,13 +39,18 @@ export class Group {
   constructor(meta: WasmGroupMeta, options: OpenOptions, open: Opener) {
     this.url = meta.url;
     this.format = meta.format;
-    this.attributes = meta.attributes ?? {};
+    this.attributesText = meta.attributes ?? "{}";
     this.#root = meta.root;
     this.#path = meta.path;
     const { path: _path, ...rest } = options;
     void _path;
     this.#options = rest;
     this.#open = open;
+  }
+
+  /** The group's attributes (parsed on first access). */
+  get attributes(): Readonly<Record<string, unknown>> {
+    return (this.#attributes ??= parseAttributes(this.attributesText));
   }
 
   /** Open a child array (path relative to this group); options default to the group's. */

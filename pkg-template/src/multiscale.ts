@@ -118,7 +118,7 @@ export async function openMultiscale(url: string | Group | ShardedArray, options
     });
     return new Multiscale(node.url, d, levels, null, options);
   }
-  const d = api().omeMultiscale(JSON.stringify(node.attributes), undefined);
+  const d = api().omeMultiscale(node.attributesText, undefined);
   if (d === undefined) {
     throw new ShardfetchError("UnsupportedFormat", `${node.url}: a group without OME-Zarr "multiscales"`, { url: node.url });
   }

@@ -60,6 +60,8 @@ function trapped(e: unknown): boolean {
   return true;
 }
 const decoders = new Map<number, WasmDecoder>();
+/** The decoder modules handed over so far, instantiated. */
+let decodersReady: Promise<unknown> = Promise.resolve();
 const documentsByKey = new Map<number, string>();
 
 function decoder(key: number): WasmDecoder {
@@ -109,12 +111,13 @@ function listen(scope: Scope): void {
     }
     if (m.documents !== undefined) documentsByKey.set(m.key, m.documents);
     if (m.decoders !== undefined) {
-      try {
-        await Promise.all(Object.entries(m.decoders).map(([name, module]) => addDecoder(name, module)));
-      } catch {
-        // Reported by each chunk that needs it (the decoder is then not loaded).
-      }
+      const modules = Object.entries(m.decoders);
+      // Reported by each chunk that needs one that failed (the decoder is then not loaded).
+      decodersReady = decodersReady.then(() => Promise.all(modules.map(([n, module]) => addDecoder(n, module)))).catch(() => undefined);
     }
+    // Messages are handled concurrently: a group that came after one carrying decoder modules
+    // waits for them too.
+    await decodersReady;
     const results: unknown[] = [];
     const transfer: Transferable[] = [];
     for (const it of m.items) {

@@ -3,9 +3,9 @@
 //!
 //! | layer | what | may import |
 //! |---|---|---|
-//! | [`error`], [`nd`] | errors and limits; n-d index arithmetic | — |
-//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter | `error` |
-//! | [`metadata`] | documents → one array description (all formats) | `error`, `nd` |
+//! | [`error`], [`nd`], [`json`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser | — |
+//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter | `error`, `json` |
+//! | [`metadata`] | documents → one array description (all formats) | `error`, `nd`, `json` |
 //! | [`codec`] | one file per codec behind one trait; chains | + `metadata` |
 //! | [`shard`] | shard indexes → byte spans, read through the store | + `storage`, `codec` |
 //! | [`layout`] | where each chunk lives and how it decodes, per format family | + `shard` |
@@ -17,6 +17,7 @@
 
 pub mod codec;
 pub mod error;
+pub mod json;
 pub mod layout;
 pub mod metadata;
 pub mod nd;

@@ -1,10 +1,11 @@
 //! Opening a node (array or group) of any supported format, detecting the format when the
 //! caller does not name it: the metadata requests, in the order that costs least.
 //!
-//! May import: every layer below (`error`, `nd`, `storage`, `metadata`, `codec`, `shard`,
+//! May import: every layer below (`error`, `nd`, `json`, `storage`, `metadata`, `codec`, `shard`,
 //! `layout`, `read`).
 use super::codec::{external, Decoders};
 use super::error::{Error, ErrorCode, Result};
+use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{draft, precomputed, v2, Documents, Format};
 use super::read::Array;
@@ -15,7 +16,6 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use futures_util::future::join as both;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Debug)]
 pub struct OpenOptions {
@@ -57,7 +57,8 @@ pub struct Group {
     /// The URL the caller gave (a store root for the draft layout), and the node's path under it.
     pub root: String,
     pub path: String,
-    pub attributes: Map<String, Value>,
+    /// JSON text of an object.
+    pub attributes: Raw,
 }
 
 impl Group {
@@ -135,7 +136,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let scale = options.scale;
     match forced {
         Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
-            Some(text) => open_v3(c, &place, &text, store.clone()).await,
+            Some(text) => open_v3(c, &place, text, store.clone()).await,
             None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
         },
         Some(Format::Zarr2) => {
@@ -158,7 +159,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         None => {
             // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
-                return open_v3(c, &place, &text, store.clone()).await;
+                return open_v3(c, &place, text, store.clone()).await;
             }
             if let Some(text) = get(c, s, &place.file(".zarray")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
@@ -167,7 +168,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             if let Some(doc) = get(c, s, &place.file("info")).await? {
                 // Only a precomputed volume's info: another JSON file of that name is not ours;
                 // one that is not JSON at all (cut short) is reported, not skipped.
-                match serde_json::from_slice::<serde_json::Value>(&doc) {
+                match json::validate(&doc) {
                     Ok(_) if precomputed::VolumeInfo::parse(&doc).is_ok() => {
                         return open_precomputed(&place, doc, scale, store.clone());
                     }
@@ -226,9 +227,9 @@ async fn get<C: HttpClient>(c: &C, store: &Store, url: &str) -> Result<Option<Ve
     store.read_document(c, url, store.config().max_document).await
 }
 
-async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], store: Rc<Store>) -> Result<Opened> {
+async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: Vec<u8>, store: Rc<Store>) -> Result<Opened> {
     let meta_url = place.file("zarr.json");
-    match Node::parse(text).map_err(|e| e.at(&meta_url))? {
+    match Node::parse(&text).map_err(|e| e.at(&meta_url))? {
         Node::DraftRoot => {
             // The caller named a draft store's root: its root node.
             let root = Location { root: place.node(), path: String::new(), query: place.query.clone() };
@@ -240,14 +241,11 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: &[u8], store: Rc<
             path: place.path.clone(),
             attributes,
         })),
-        Node::Array(_) => {
-            let docs = Documents {
-                format: Format::Zarr3,
-                path: place.path.clone(),
-                doc: text.to_vec(),
-                attrs: None,
-                scale: None,
-            };
+        Node::Array(meta) => {
+            // The array builds its own description from the documents.
+            drop(meta);
+            let docs =
+                Documents { format: Format::Zarr3, path: place.path.clone(), doc: text, attrs: None, scale: None };
             array(place, docs, store, &meta_url)
         }
     }
@@ -270,7 +268,7 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) ->
         Some(text) => draft::parse_group(&text).map_err(|e| e.at(&group_url))?,
         // The root always exists; other groups without a document are implicit, and (as in
         // zarr-python) cannot be opened.
-        None if place.path.is_empty() => Map::new(),
+        None if place.path.is_empty() => Raw::empty_object(),
         None => return Err(not_found(&place.node(), "no array or group document in this draft v3 store")),
     };
     Ok(Opened::Group(Group {

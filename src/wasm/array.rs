@@ -1,7 +1,7 @@
 //! `WasmArray` and `WasmRegion`: an opened array's metadata, counters and reads.
 use super::convert::{
-    as_values, chunk_to_js, coords_of, error_item, fill_to_js, list_of, map_to_js, numbers, scale_name, selection_of,
-    set, to_js,
+    as_values, chunk_to_js, coords_of, error_item, fill_to_js, floats, list_of, numbers, scale_name, selection_of, set,
+    to_js,
 };
 use super::fetch::FetchClient;
 use crate::core::metadata::Storage;
@@ -13,7 +13,6 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use core::cell::RefCell;
 use js_sys::{Array as JsArray, Function, Object, Promise, Uint8Array};
-use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::AbortSignal;
@@ -39,22 +38,22 @@ impl WasmArray {
 
 fn scales_of(a: &Array) -> (JsValue, JsValue) {
     let Storage::Precomputed { volume, scale } = &a.metadata().storage else { return (JsValue::NULL, JsValue::NULL) };
-    let list: alloc::vec::Vec<_> = volume
+    let list: JsArray = volume
         .scales
         .iter()
         .map(|s| {
-            json!({
-                "key": s.key,
-                "size": s.size,
-                "chunkSize": s.chunk_size,
-                "resolution": s.resolution,
-                "voxelOffset": s.voxel_offset,
-                "encoding": s.encoding.name(),
-                "sharded": s.sharding.is_some(),
-            })
+            let o = Object::new();
+            set(&o, "key", s.key.as_str());
+            set(&o, "size", numbers(&s.size));
+            set(&o, "chunkSize", numbers(&s.chunk_size));
+            set(&o, "resolution", floats(&s.resolution));
+            set(&o, "voxelOffset", s.voxel_offset.iter().map(|&x| JsValue::from(x as f64)).collect::<JsArray>());
+            set(&o, "encoding", s.encoding.name());
+            set(&o, "sharded", s.sharding.is_some());
+            JsValue::from(o)
         })
         .collect();
-    (super::convert::json_to_js(&serde_json::Value::Array(list)), JsValue::from(*scale as f64))
+    (list.into(), JsValue::from(*scale as f64))
 }
 
 #[wasm_bindgen]
@@ -80,14 +79,17 @@ impl WasmArray {
         set(&o, "costlyDecode", a.costly_decode() && !as_values(a.dtype()));
         let bytes = regular.map(|s| s.iter().fold(a.dtype().size() as u64, |n, &d| n.saturating_mul(d)));
         set(&o, "smallChunks", bytes.is_some_and(|b| b < SMALL_CHUNK));
-        set(&o, "attributes", map_to_js(&m.attributes));
+        // JSON text: the wrapper parses it when first asked.
+        set(&o, "attributes", m.attributes.as_str());
         let names = m.dimension_names.as_ref().map_or(JsValue::NULL, |n| {
             n.iter().map(|x| x.as_deref().map_or(JsValue::NULL, JsValue::from)).collect::<JsArray>().into()
         });
         set(&o, "dimensionNames", names);
         let fields = m.fields.as_ref().map_or(JsValue::NULL, |f| {
-            let table: alloc::vec::Vec<_> = f.iter().map(|(n, t, at)| json!([n, t.name(), at])).collect();
-            super::convert::json_to_js(&serde_json::Value::Array(table))
+            let row = |(n, t, at): &crate::core::metadata::Field| {
+                JsValue::from(JsArray::of3(&n.as_str().into(), &t.name().into(), &(*at as f64).into()))
+            };
+            f.iter().map(row).collect::<JsArray>().into()
         });
         set(&o, "fields", fields);
         let (scales, index) = scales_of(a);
@@ -204,9 +206,10 @@ impl WasmArray {
         self.inner.state()
     }
 
-    /// The metadata documents the array was built from, for a decoding worker's `WasmDecoder`.
+    /// The metadata documents the array was built from, for a decoding worker's `WasmDecoder`
+    /// (without the attributes, which decoding does not read).
     pub fn documents(&self) -> String {
-        self.inner.documents().to_json()
+        self.inner.documents().for_decoding().to_json()
     }
 }
 

@@ -1,16 +1,17 @@
 //! JS values in and out: errors, numbers, JSON, options, coordinates, selections, chunks.
 use super::fetch::{now, FetchClient};
 use crate::core::codec::Decoders;
+use crate::core::json::Value;
+use crate::core::metadata::multiscale::Multiscale;
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
 use crate::core::read::{Chunk, Element};
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use js_sys::{Array, Object, Reflect, Uint8Array};
-use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::AbortSignal;
@@ -33,14 +34,49 @@ pub fn numbers(v: &[u64]) -> Array {
     v.iter().map(|&x| JsValue::from(x as f64)).collect()
 }
 
-pub fn json_to_js(v: &Value) -> JsValue {
-    let text = serde_json::to_string(v).unwrap_or_else(|_| "null".into());
-    js_sys::JSON::parse(&text).unwrap_or(JsValue::NULL)
+pub fn floats(v: &[f64]) -> Array {
+    v.iter().map(|&x| JsValue::from(x)).collect()
 }
 
-pub fn map_to_js(m: &Map<String, Value>) -> JsValue {
-    let text = serde_json::to_string(m).unwrap_or_else(|_| "{}".into());
-    js_sys::JSON::parse(&text).unwrap_or_else(|_| Object::new().into())
+/// Through its text: numbers reach JS as written (nothing here formats a float).
+pub fn json_to_js(v: &Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).unwrap_or(JsValue::NULL)
+}
+
+/// A multiscale description as the wrapper's `WasmMultiscale`; scales and translations as JS
+/// numbers (formatting them as text would bring a float printer into the module).
+pub fn multiscale_to_js(m: &Multiscale) -> JsValue {
+    let text = |s: &Option<String>| s.as_deref().map_or(JsValue::NULL, JsValue::from);
+    let axes: Array = m
+        .axes
+        .iter()
+        .map(|a| {
+            let o = Object::new();
+            set(&o, "name", a.name.as_str());
+            set(&o, "type", text(&a.kind));
+            set(&o, "unit", text(&a.unit));
+            JsValue::from(o)
+        })
+        .collect();
+    let levels: Array = m
+        .levels
+        .iter()
+        .map(|l| {
+            let o = Object::new();
+            set(&o, "path", l.path.as_str());
+            set(&o, "scale", floats(&l.scale));
+            set(&o, "translation", floats(&l.translation));
+            JsValue::from(o)
+        })
+        .collect();
+    let o = Object::new();
+    set(&o, "version", m.version.as_str());
+    set(&o, "name", text(&m.name));
+    set(&o, "axes", axes);
+    set(&o, "levels", levels);
+    set(&o, "omero", m.omero.as_ref().map_or(JsValue::NULL, json_to_js));
+    set(&o, "imageLabel", m.image_label.as_ref().map_or(JsValue::NULL, json_to_js));
+    o.into()
 }
 
 fn get(o: &JsValue, k: &str) -> Option<JsValue> {

@@ -1,5 +1,5 @@
 //! `WasmGroup`: an opened group's metadata.
-use super::convert::{map_to_js, set};
+use super::convert::set;
 use crate::core::open::Group;
 use js_sys::Object;
 use wasm_bindgen::prelude::*;
@@ -25,7 +25,8 @@ impl WasmGroup {
         set(&o, "root", g.root.as_str());
         set(&o, "path", g.path.as_str());
         set(&o, "format", g.format.name());
-        set(&o, "attributes", map_to_js(&g.attributes));
+        // JSON text: the wrapper parses it when first asked.
+        set(&o, "attributes", g.attributes.as_str());
         o.into()
     }
 }

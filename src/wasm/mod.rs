@@ -90,17 +90,15 @@ pub fn first_metadata_url(url: &str, path: &str) -> String {
 /// no axes).
 #[wasm_bindgen(js_name = omeMultiscale, unchecked_return_type = "WasmMultiscale | undefined")]
 pub fn ome_multiscale(attributes: &str, ndim: Option<u32>) -> Result<JsValue, JsValue> {
-    // Parsed as the core parses documents (one instance of the JSON parser in the module).
-    let attrs = crate::core::metadata::json::parse_object(attributes.as_bytes(), "group attributes").map_err(to_js)?;
-    let m = crate::core::metadata::multiscale::ome(&attrs, ndim.map(|n| n as usize)).map_err(to_js)?;
-    // Converted as values: serialising to text would bring a float printer into the module.
-    Ok(m.map_or(JsValue::UNDEFINED, |m| convert::json_to_js(&m.to_json())))
+    let m =
+        crate::core::metadata::multiscale::ome_in(attributes.as_bytes(), ndim.map(|n| n as usize)).map_err(to_js)?;
+    Ok(m.map_or(JsValue::UNDEFINED, |m| convert::multiscale_to_js(&m)))
 }
 
 /// The multiscale image of a Neuroglancer precomputed `info` (JSON text).
 #[wasm_bindgen(js_name = precomputedMultiscale, unchecked_return_type = "WasmMultiscale")]
 pub fn precomputed_multiscale(info: &str) -> Result<JsValue, JsValue> {
-    let info = serde_json::Value::Object(crate::core::metadata::json::parse_object(info.as_bytes(), "precomputed info").map_err(to_js)?);
-    let m = crate::core::metadata::multiscale::precomputed(&info).map_err(to_js)?;
-    Ok(convert::json_to_js(&m.to_json()))
+    let info = crate::core::metadata::json::parse_object(info.as_bytes(), "precomputed info").map_err(to_js)?;
+    let m = crate::core::metadata::multiscale::precomputed(&info.into()).map_err(to_js)?;
+    Ok(convert::multiscale_to_js(&m))
 }

@@ -432,7 +432,8 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
     };
     match open(c, &url, options("")).await.map_err(|e| e.to_string())? {
         Opened::Group(group) => {
-            if Value::Object(group.attributes) != g["attributes"] {
+            let attributes: Value = serde_json::from_str(group.attributes.as_str()).map_err(|e| e.to_string())?;
+            if attributes != g["attributes"] {
                 return Err(format!("{path}: attributes differ"));
             }
         }

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
+import zlib from "node:zlib";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -933,6 +934,60 @@ test("an unknown data type is UnsupportedDataType", async () => {
 test("invalid JSON is InvalidMetadata", async () => {
   const url = writeNode("bad_json", '{"zarr_format": 3, "node_type": "array", ');
   await expectCode(api.openArray(url), "InvalidMetadata");
+});
+
+test("large attributes (15 MB, 1.7 M keys) arrive whole and exact; decoding workers get the document without them", async () => {
+  const attrs = {};
+  for (let n = 0; n < 1_700_000; n++) attrs[n.toString(36)] = n % 4 === 0 ? `v${n % 10}` : n % 64 === 2 ? [n % 10, 0.5] : n % 10;
+  attrs.special = { text: 'é"\\\n\u0001\u{1f600}', nested: [[[{ a: null, b: true }]]], neg: -0.125, tiny: 1e-7, big: "@BIG@" };
+  const chunk = Buffer.alloc(65536);
+  for (let i = 0; i < chunk.length; i++) chunk[i] = (i * 7) % 251;
+  const meta = plainArray({
+    shape: [chunk.length],
+    chunk_grid: { name: "regular", configuration: { chunk_shape: [chunk.length] } },
+    codecs: [{ name: "bytes" }, { name: "gzip", configuration: { level: 1 } }],
+    attributes: attrs,
+  });
+  // Numbers JSON.stringify cannot write: 2^63 - 1 (beyond a double) in the attributes.
+  const text = JSON.stringify(meta).replace('"@BIG@"', "9223372036854775807");
+  assert.ok(text.length > 14e6 && text.length < 18e6, `${text.length} bytes`);
+  const url = writeNode("big_attributes", text, { "c/0": zlib.gzipSync(chunk) });
+  const arr = await api.openArray(url, { workers: 2, maxMetadataBytes: 32 << 20 });
+  const want = JSON.parse(text).attributes;
+  const got = arr.attributes;
+  assert.equal(arr.attributes, got, "parsed once");
+  assert.equal(Object.keys(got).length, 1_700_001);
+  // Same keys, same order, same values as JSON.parse of the document.
+  assert.equal(JSON.stringify(got), JSON.stringify(want));
+  assert.equal(got.special.big, 9223372036854775807, "as JSON.parse reads it");
+  assert.equal(got.special.text, 'é"\\\n\u0001\u{1f600}');
+  assert.deepEqual([got["0"], got["1"], got["2"], got[(1_699_999).toString(36)]], ["v0", 1, [2, 0.5], 9]);
+  assert.ok(arr.documents().documents.length < 4000, `${arr.documents().documents.length} characters go to the workers`);
+  for (let k = 0; k < 100 && arr.stats().workerJobs === 0; k++) {
+    const r = await arr.get([null]);
+    assert.deepEqual(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength), chunk);
+    if (arr.stats().workerJobs === 0) await new Promise((res) => setTimeout(res, 20));
+  }
+  assert.ok(arr.stats().workerJobs > 0, JSON.stringify(arr.stats()));
+  const r = await arr.get([null]);
+  assert.deepEqual(Buffer.from(r.data.buffer, r.data.byteOffset, r.data.byteLength), chunk);
+  arr.close();
+  // A group's attributes likewise.
+  const groupText = JSON.stringify({ zarr_format: 3, node_type: "group", attributes: attrs.special }).replace('"@BIG@"', "18446744073709551615");
+  const g = await api.open(writeNode("big_attributes_group", groupText));
+  assert.deepEqual(g.attributes, JSON.parse(groupText).attributes);
+});
+
+test("fill values are exact: int64 above 2^53, float32 0.1 rounded once", async () => {
+  const text = JSON.stringify(plainArray({ data_type: "int64", fill_value: "@F@" })).replace('"@F@"', "9007199254740993");
+  const a = await api.openArray(writeNode("fill_int64", text));
+  assert.equal(a.fillValue, 9007199254740993n);
+  a.close();
+  const b = await api.openArray(writeNode("fill_float32", plainArray({ data_type: "float32", fill_value: 0.1 })));
+  assert.equal(b.fillValue, Math.fround(0.1));
+  const c = await b.getChunk([0]);
+  assert.equal(c.data[0], Math.fround(0.1));
+  b.close();
 });
 
 test("a 1-d selection out of bounds is InvalidSelection", async () => {

@@ -3,9 +3,9 @@
 use super::numeric::{map, type_option};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, invalid, Result};
+use crate::core::json::Map;
 use crate::core::metadata::DataType;
 use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct AsType {
@@ -15,14 +15,14 @@ pub struct AsType {
 
 impl AsType {
     /// `astype`: `encode_dtype` is what is stored.
-    pub fn parse(conf: &Map<String, Value>) -> Result<AsType> {
+    pub fn parse(conf: &Map) -> Result<AsType> {
         let stored =
             type_option(conf, "encode_dtype", "astype")?.ok_or_else(|| invalid("astype needs encode_dtype"))?.0;
         Ok(AsType { name: "astype".into(), stored })
     }
 
     /// `quantize`: `astype` (default: `dtype`) is what is stored.
-    pub fn quantize(conf: &Map<String, Value>) -> Result<AsType> {
+    pub fn quantize(conf: &Map) -> Result<AsType> {
         let dtype = type_option(conf, "dtype", "quantize")?.ok_or_else(|| invalid("quantize needs a dtype"))?.0;
         let stored = type_option(conf, "astype", "quantize")?.map_or(dtype, |t| t.0);
         Ok(AsType { name: "quantize".into(), stored })

@@ -1,10 +1,9 @@
 //! `bytes`: the chunk's elements in C order, little or big endian.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use crate::core::nd::c_strides;
 use alloc::format;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct Bytes {
@@ -12,7 +11,7 @@ pub struct Bytes {
 }
 
 impl Bytes {
-    pub fn parse(conf: &Map<String, Value>) -> Result<Bytes> {
+    pub fn parse(conf: &Map) -> Result<Bytes> {
         let big_endian = match conf.get("endian") {
             None | Some(Value::Null) => false,
             Some(v) => match v.as_str() {

@@ -7,11 +7,10 @@ use super::numeric::{is_float, numeric, try_map, Num};
 use super::scale_offset::{int_fits, scalar};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, ErrorCode, Error, Result};
+use crate::core::json::Map;
 use crate::core::metadata::DataType;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rounding {
@@ -49,7 +48,7 @@ fn same(a: Num, b: Num) -> bool {
 }
 
 impl CastValue {
-    pub fn parse(conf: &Map<String, Value>, decoded: DataType) -> Result<CastValue> {
+    pub fn parse(conf: &Map, decoded: DataType) -> Result<CastValue> {
         let known = ["data_type", "rounding", "out_of_range", "scalar_map"];
         if let Some(k) = conf.keys().find(|k| !known.contains(&k.as_str())) {
             return Err(invalid(format!("cast_value: unknown configuration key {k:?}")));
@@ -172,7 +171,7 @@ impl Codec for CastValue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::{json, Value};
 
     fn run(decoded: DataType, conf: Value, stored: &[u8]) -> Result<Vec<u8>> {
         let c = CastValue::parse(conf.as_object().unwrap(), decoded)?;

@@ -2,12 +2,12 @@
 //! (decoded as empty text), `i + 1` for `labels[i]`.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, zeroed, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use crate::core::metadata::dtype::{handle, HANDLE};
 use crate::core::metadata::DataType;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct Categorize {
@@ -17,7 +17,7 @@ pub struct Categorize {
 }
 
 impl Categorize {
-    pub fn parse(conf: &Map<String, Value>, decoded: DataType) -> Result<Categorize> {
+    pub fn parse(conf: &Map, decoded: DataType) -> Result<Categorize> {
         let labels = conf.get("labels").and_then(Value::as_array).ok_or_else(|| invalid("categorize needs labels"))?;
         let labels: Vec<String> = labels
             .iter()

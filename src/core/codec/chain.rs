@@ -174,7 +174,7 @@ impl Chain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Value};
+    use crate::core::json::{json, Value};
 
     fn chain(v: Value, ndim: usize, dtype: DataType) -> Result<Chain> {
         let list: Vec<Named> = v.as_array().unwrap().iter().map(|c| Named::parse(c, "codec").unwrap()).collect();

@@ -4,10 +4,9 @@
 //! big-endian 16-bit words) and `jenkins_lookup3` (HDF5's `hashlittle`) always after it.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Sum {
@@ -30,7 +29,7 @@ pub struct Checksum32 {
 
 impl Checksum32 {
     /// `name` without its `numcodecs.` prefix; `None` if it is not one of these checksums.
-    pub fn parse(name: &str, conf: &Map<String, Value>) -> Result<Option<Checksum32>> {
+    pub fn parse(name: &str, conf: &Map) -> Result<Option<Checksum32>> {
         let sum = match name {
             "crc32" => Sum::Crc32,
             "adler32" => Sum::Adler32,

@@ -3,9 +3,8 @@
 use super::numeric::{is_float, map, type_option, Num};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, invalid, Result};
+use crate::core::json::Map;
 use crate::core::metadata::DataType;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct Delta {
@@ -13,7 +12,7 @@ pub struct Delta {
 }
 
 impl Delta {
-    pub fn parse(conf: &Map<String, Value>, decoded: DataType) -> Result<Delta> {
+    pub fn parse(conf: &Map, decoded: DataType) -> Result<Delta> {
         let dtype = type_option(conf, "dtype", "delta")?.ok_or_else(|| invalid("delta needs a dtype"))?.0;
         let astype = type_option(conf, "astype", "delta")?.map_or(dtype, |t| t.0);
         if dtype != decoded {

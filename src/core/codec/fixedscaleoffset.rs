@@ -3,9 +3,8 @@
 use super::numeric::{map, type_option, Num};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, invalid, Result};
+use crate::core::json::{Map, Value};
 use crate::core::metadata::DataType;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct FixedScaleOffset {
@@ -15,7 +14,7 @@ pub struct FixedScaleOffset {
 }
 
 impl FixedScaleOffset {
-    pub fn parse(conf: &Map<String, Value>) -> Result<FixedScaleOffset> {
+    pub fn parse(conf: &Map) -> Result<FixedScaleOffset> {
         let number = |k: &str| {
             conf.get(k)
                 .and_then(Value::as_f64)

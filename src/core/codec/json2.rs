@@ -3,11 +3,12 @@
 //! shape. Each element is kept as its JSON text (handles into a heap).
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, corrupt_in, Result};
+use crate::core::json::{self, Value};
 use crate::core::metadata::dtype::{handle, HANDLE};
 use crate::core::nd::c_strides;
 use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::Value;
 
 #[derive(Debug)]
 pub struct Json2;
@@ -36,8 +37,7 @@ impl Codec for Json2 {
     }
     fn decode(&self, data: Decoded, ctx: &Ctx) -> Result<Decoded> {
         let n = checked_bytes(ctx.shape, 1)?;
-        let v: Value =
-            serde_json::from_slice(&data.bytes).map_err(|e| corrupt_in("json2", format!("not JSON: {e}")))?;
+        let v = json::parse(&data.bytes).map_err(|e| corrupt_in("json2", format!("not JSON: {e}")))?;
         let Value::Array(mut items) = v else { return Err(corrupt_in("json2", "not a JSON list")) };
         let shape = items.pop().ok_or_else(|| corrupt_in("json2", "no shape"))?;
         items.pop().ok_or_else(|| corrupt_in("json2", "no dtype"))?;
@@ -60,13 +60,13 @@ impl Codec for Json2 {
             _ => flatten(&elements, &shape, &mut flat)?,
         }
         let mut handles = crate::core::error::zeroed(checked_bytes(ctx.shape, HANDLE as u64)?)?;
-        let mut heap = Vec::new();
+        let mut heap = String::new();
         for (h, x) in handles.chunks_exact_mut(HANDLE).zip(flat) {
             let at = heap.len();
-            heap.extend_from_slice(&serde_json::to_vec(x).map_err(|e| corrupt_in("json2", e))?);
+            x.write(&mut heap);
             h.copy_from_slice(&handle(at, heap.len() - at));
         }
-        Ok(Decoded { bytes: handles, strides: c_strides(ctx.shape), heap })
+        Ok(Decoded { bytes: handles, strides: c_strides(ctx.shape), heap: heap.into_bytes() })
     }
 }
 

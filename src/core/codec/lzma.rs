@@ -3,15 +3,14 @@
 //! raw formats are refused by name.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use alloc::format;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct Lzma;
 
 impl Lzma {
-    pub fn parse(conf: &Map<String, Value>) -> Result<Lzma> {
+    pub fn parse(conf: &Map) -> Result<Lzma> {
         match conf.get("format").map(|f| (f, f.as_u64())) {
             None | Some((Value::Null, _)) | Some((_, Some(1))) => Ok(Lzma),
             Some((_, Some(2))) => err(ErrorCode::UnsupportedCodec, "unsupported lzma format 2 (.lzma, \"alone\"): only .xz (format 1) is read"),
@@ -45,7 +44,7 @@ mod tests {
 
     #[test]
     fn rejects_other_formats() {
-        let conf = |f: u64| serde_json::json!({ "format": f }).as_object().unwrap().clone();
+        let conf = |f: u64| crate::core::json::json!({ "format": f }).as_object().unwrap().clone();
         assert_eq!(Lzma::parse(&conf(2)).unwrap_err().code, ErrorCode::UnsupportedCodec);
         assert!(Lzma::parse(&conf(1)).is_ok());
     }

@@ -3,13 +3,12 @@
 //! another with NumPy's `astype` rules (integers wrap; floats to integers truncate toward zero,
 //! saturating; integers and doubles to narrower floats round to nearest).
 use crate::core::error::{checked_bytes, corrupt_chunk, err, zeroed, ErrorCode, Result};
+use crate::core::json::Map;
 use crate::core::metadata::dtype::{f16_bits_to_f64, f64_to_f16_bits};
 use crate::core::metadata::v2::parse_dtype;
 use crate::core::metadata::DataType;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
@@ -39,7 +38,7 @@ pub fn is_float(t: DataType) -> bool {
 /// A filter's numeric type option: a NumPy type (`"<i4"`, `"|u1"`, …; the byte order is the
 /// stored data's), or a Zarr v3 name (`"int32"`: little-endian), as zarr-python's
 /// `zarr.codecs.numcodecs` writes them. A wrong one is the codec's configuration's error.
-pub fn type_option(conf: &Map<String, Value>, key: &str, codec: &str) -> Result<Option<(DataType, bool)>> {
+pub fn type_option(conf: &Map, key: &str, codec: &str) -> Result<Option<(DataType, bool)>> {
     let Some(v) = conf.get(key) else { return Ok(None) };
     let (t, big) = match (parse_dtype(v), DataType::parse(v)) {
         (Ok(numpy), _) => numpy,
@@ -147,7 +146,7 @@ mod tests {
 
     #[test]
     fn type_options_take_numpy_and_zarr_v3_names() {
-        let conf = |v: &str| serde_json::json!({ "dtype": v }).as_object().unwrap().clone();
+        let conf = |v: &str| crate::core::json::json!({ "dtype": v }).as_object().unwrap().clone();
         assert_eq!(type_option(&conf("<i4"), "dtype", "delta").unwrap(), Some((DataType::Int32, false)));
         assert_eq!(type_option(&conf(">f8"), "dtype", "delta").unwrap(), Some((DataType::Float64, true)));
         assert_eq!(type_option(&conf("int32"), "dtype", "delta").unwrap(), Some((DataType::Int32, false)));

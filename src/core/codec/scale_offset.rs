@@ -4,11 +4,10 @@
 use super::numeric::{is_float, numeric, read, try_map, Num};
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, corrupt_chunk, err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use crate::core::metadata::dtype::FillValue;
 use crate::core::metadata::DataType;
 use alloc::format;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct ScaleOffset {
@@ -23,7 +22,7 @@ pub(crate) fn scalar(dtype: DataType, v: &Value) -> Result<Num> {
 }
 
 impl ScaleOffset {
-    pub fn parse(conf: &Map<String, Value>, dtype: DataType) -> Result<ScaleOffset> {
+    pub fn parse(conf: &Map, dtype: DataType) -> Result<ScaleOffset> {
         if !numeric(dtype) || dtype == DataType::Bool {
             return err(ErrorCode::UnsupportedCodec, format!("scale_offset does not apply to {} elements", dtype.name()));
         }
@@ -98,7 +97,7 @@ impl Codec for ScaleOffset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     fn run(dtype: DataType, conf: Value, stored: &[u8]) -> Result<alloc::vec::Vec<u8>> {
         let c = ScaleOffset::parse(conf.as_object().unwrap(), dtype)?;

@@ -2,9 +2,8 @@
 //! elements regrouped by position (all first bytes, then all second bytes, …).
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{corrupt_chunk, invalid, zeroed, Result};
+use crate::core::json::Map;
 use alloc::format;
-use alloc::string::String;
-use serde_json::{Map, Value};
 
 #[derive(Debug)]
 pub struct Shuffle {
@@ -12,7 +11,7 @@ pub struct Shuffle {
 }
 
 impl Shuffle {
-    pub fn parse(conf: &Map<String, Value>) -> Result<Shuffle> {
+    pub fn parse(conf: &Map) -> Result<Shuffle> {
         let size = match conf.get("elementsize") {
             None => 4, // numcodecs' default
             Some(v) => v.as_u64().filter(|&n| n <= 1 << 16).ok_or_else(|| invalid("shuffle: elementsize"))? as usize,

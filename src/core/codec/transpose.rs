@@ -1,11 +1,10 @@
 //! `transpose`: a permutation of the chunk's axes, undone as a change of strides (no copy).
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{invalid, Result};
+use crate::core::json::{Map, Value};
 use crate::core::metadata::json::shape_of;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 /// Encoded axis `k` holds decoded axis `order[k]`.
 #[derive(Debug)]
@@ -14,7 +13,7 @@ pub struct Transpose {
 }
 
 impl Transpose {
-    pub fn parse(conf: &Map<String, Value>, ndim: usize) -> Result<Transpose> {
+    pub fn parse(conf: &Map, ndim: usize) -> Result<Transpose> {
         let order: Vec<usize> = match conf.get("order") {
             Some(Value::String(s)) if s == "C" => (0..ndim).collect(),
             Some(Value::String(s)) if s == "F" => (0..ndim).rev().collect(),

@@ -2,7 +2,7 @@
 //! inside it) and how its stored bytes decode — one [`Layout`] per format family, built from
 //! the array's [`ArrayMetadata`].
 //!
-//! May import: `error`, `nd`, `metadata`, `codec`, `shard`.
+//! May import: `error`, `nd`, `json`, `metadata`, `codec`, `shard`.
 pub mod build;
 pub mod morton;
 pub mod precomputed;

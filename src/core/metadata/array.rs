@@ -4,10 +4,10 @@ use super::grid::Grid;
 use super::json::Named;
 use super::keys::KeyEncoding;
 use super::precomputed::VolumeInfo;
+use crate::core::json::Raw;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -45,7 +45,8 @@ pub struct ArrayMetadata {
     pub shape: Vec<u64>,
     pub data_type: DataType,
     pub fill_value: FillValue,
-    pub attributes: Map<String, Value>,
+    /// JSON text of an object, not parsed here (the caller may never want it).
+    pub attributes: Raw,
     pub dimension_names: Option<Vec<Option<String>>>,
     /// A `structured` data type's fields.
     pub fields: Option<Vec<Field>>,

@@ -6,14 +6,14 @@
 use super::array::{ArrayMetadata, Format, Storage};
 use super::dtype::DataType;
 use super::grid::Grid;
-use super::json::{attributes_of, bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of, Named};
+use super::json::{attributes_of, bytes_codec, fill_or_zero, memory_order, numcodecs, parse_node, shape_of, Named};
 use super::keys::KeyEncoding;
 use super::v2::parse_dtype;
 use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Raw, Value};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{json, Map, Value};
 
 /// The `zarr_format` the draft's entry point names.
 pub const PROTOCOL: &str = "protocol/core/3.0";
@@ -27,15 +27,15 @@ pub fn meta_key(path: &str, kind: &str) -> String {
     }
 }
 
-/// A group document: its attributes.
-pub fn parse_group(text: &[u8]) -> Result<Map<String, Value>> {
-    attributes_of(&parse_object(text, "group metadata")?)
+/// A group document: its attributes (JSON text of an object).
+pub fn parse_group(text: &[u8]) -> Result<Raw> {
+    attributes_of(parse_node(text, "group metadata")?.1)
 }
 
 /// An array document of the array at `path` (relative to the store root), its shards spelled
 /// as a Zarr v3 `sharding_indexed` codec (index at the end, little-endian, no checksum).
 pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
-    let o = parse_object(text, "array metadata")?;
+    let (o, attributes) = parse_node(text, "array metadata")?;
     let shape = shape_of(o.get("shape"), "shape", true)?;
     let (data_type, big_endian) = match o.get("data_type") {
         Some(Value::String(s)) if s == "bool" => (DataType::Bool, false),
@@ -86,15 +86,20 @@ pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
                 return Err(invalid("chunks_per_shard and shape have different lengths"));
             }
             grid_shape = chunk_shape.iter().zip(&per).map(|(c, n)| c.saturating_mul(*n)).collect();
-            let inner: Vec<Value> =
-                codecs.iter().map(|c| json!({"name": c.name, "configuration": c.configuration})).collect();
-            let conf = json!({
-                "chunk_shape": chunk_shape,
-                "codecs": inner,
-                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
-                "index_location": "end",
-            });
-            codecs = alloc::vec![Named::new("sharding_indexed", conf.as_object().cloned().unwrap_or_default())];
+            let named = |c: &Named| {
+                let pairs = [("name", Value::from(c.name.as_str())), ("configuration", c.configuration.clone().into())];
+                Value::Object(pairs.into_iter().collect())
+            };
+            let little = bytes_codec(false);
+            let conf: Map = [
+                ("chunk_shape", chunk_shape.iter().copied().map(Value::from).collect()),
+                ("codecs", codecs.iter().map(named).collect()),
+                ("index_codecs", Value::Array(alloc::vec![named(&little)])),
+                ("index_location", Value::from("end")),
+            ]
+            .into_iter()
+            .collect();
+            codecs = alloc::vec![Named::new("sharding_indexed", conf)];
         }
         _ => return err(ErrorCode::UnsupportedFormat, "more than one storage transformer"),
     }
@@ -109,7 +114,7 @@ pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
         shape,
         data_type,
         fill_value,
-        attributes: attributes_of(&o)?,
+        attributes: attributes_of(attributes)?,
         dimension_names: None,
         fields: None,
     })

@@ -1,8 +1,8 @@
 //! Zarr v3 core data types and their fill values.
 use crate::core::error::{err, Error, ErrorCode, Result};
+use crate::core::json::Value;
 use alloc::format;
 use alloc::vec::Vec;
-use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataType {
@@ -267,9 +267,11 @@ impl FillValue {
                 FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f16_bits_to_f64(bits)))
             }
             DataType::Float32 => {
-                let bits = match hex_bits(v, 4) {
-                    Some(b) => b as u32,
-                    None => (float_value(v).ok_or_else(bad)? as f32).to_bits(),
+                let bits = match (hex_bits(v, 4), v) {
+                    (Some(b), _) => b as u32,
+                    // Rounded once, from the text (`0.1` is the f32 nearest 0.1).
+                    (None, Value::Number(n)) => n.as_f32().ok_or_else(bad)?.to_bits(),
+                    (None, _) => (float_value(v).ok_or_else(bad)? as f32).to_bits(),
                 };
                 FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f32::from_bits(bits) as f64))
             }
@@ -303,7 +305,7 @@ impl FillValue {
                 Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Bytes),
                 _ => return Err(bad()),
             },
-            DataType::Json => FillValue::variable(serde_json::to_vec(v).map_err(|_| bad())?, Scalar::Json),
+            DataType::Json => FillValue::variable(alloc::string::ToString::to_string(v).into_bytes(), Scalar::Json),
             DataType::FixedUtf32(n) => {
                 let text = match v {
                     Value::String(t) => t.as_str(),
@@ -513,15 +515,21 @@ fn round_even(x: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     #[test]
     fn int64_fill_is_exact() {
         let f = FillValue::parse(DataType::Int64, &json!(-9007199254740993i64)).unwrap();
         assert_eq!(f.value, Scalar::Int(-9007199254740993));
         assert_eq!(f.bytes, (-9007199254740993i64).to_le_bytes());
-        let f = FillValue::parse(DataType::UInt64, &serde_json::from_str("18446744073709551615").unwrap()).unwrap();
+        let f =
+            FillValue::parse(DataType::UInt64, &crate::core::json::parse(b"18446744073709551615").unwrap()).unwrap();
         assert_eq!(f.value, Scalar::UInt(u64::MAX));
+        let f = FillValue::parse(DataType::Int64, &crate::core::json::parse(b"9007199254740993").unwrap()).unwrap();
+        assert_eq!((f.value, f.bytes), (Scalar::Int(9007199254740993), 9007199254740993i64.to_le_bytes().to_vec()));
+        // Above 2^53: a float in between would have made it 9007199254740992.
+        let f = FillValue::parse(DataType::UInt64, &crate::core::json::parse(b"9007199254740993").unwrap()).unwrap();
+        assert_eq!(f.value, Scalar::UInt(9007199254740993));
     }
 
     #[test]
@@ -532,6 +540,13 @@ mod tests {
         assert_eq!(f.bytes, 0x7fc00001u32.to_le_bytes());
         let f = FillValue::parse(DataType::Float64, &json!("-Infinity")).unwrap();
         assert_eq!(f.value, Scalar::Float(f64::NEG_INFINITY));
+        let f = FillValue::parse(DataType::Float32, &json!(0.1)).unwrap();
+        assert_eq!(f.bytes, 0.1f32.to_le_bytes());
+        // Nearest f32 of this decimal is 1 + 2^-23; through f64 it would tie and round to 1.
+        let t = b"1.00000005960464482326530313422679527425765991210938";
+        let f = FillValue::parse(DataType::Float32, &crate::core::json::parse(t).unwrap()).unwrap();
+        assert_eq!(f.bytes, (1.0 + f32::EPSILON).to_le_bytes());
+        assert!(FillValue::parse(DataType::Float64, &crate::core::json::parse(b"1e400").unwrap()).is_err());
         let f = FillValue::parse(DataType::Float16, &json!(1.5)).unwrap();
         assert_eq!(f.bytes, 0x3e00u16.to_le_bytes());
         assert!(FillValue::parse(DataType::UInt8, &json!(256)).is_err());

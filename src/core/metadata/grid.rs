@@ -2,9 +2,9 @@
 //! (rectilinear grids, and the read grid of shards laid on a rectilinear grid).
 use super::json::{named, shape_of};
 use crate::core::error::{err, invalid, ErrorCode, Result, MAX_ALLOC};
+use crate::core::json::Value;
 use alloc::format;
 use alloc::vec::Vec;
-use serde_json::Value;
 
 /// One axis of a chunk grid over `extent` elements.
 #[derive(Clone, Debug, PartialEq, Eq)]

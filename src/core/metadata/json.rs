@@ -2,20 +2,20 @@
 //! attributes, fill values, memory order.
 use super::dtype::{DataType, FillValue};
 use crate::core::error::{invalid, Result};
+use crate::core::json::{self, Keep, Map, Raw, Value};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 /// A codec (or grid, key encoding) as metadata names it: `{"name": …, "configuration": {…}}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Named {
     pub name: String,
-    pub configuration: Map<String, Value>,
+    pub configuration: Map,
 }
 
 impl Named {
-    pub fn new(name: impl Into<String>, configuration: Map<String, Value>) -> Named {
+    pub fn new(name: impl Into<String>, configuration: Map) -> Named {
         Named { name: name.into(), configuration }
     }
 
@@ -27,10 +27,24 @@ impl Named {
 }
 
 /// A document that must be a JSON object.
-pub fn parse_object(text: &[u8], what: &str) -> Result<Map<String, Value>> {
-    match serde_json::from_slice(text) {
+pub fn parse_object(text: &[u8], what: &str) -> Result<Map> {
+    match json::parse(text) {
         Ok(Value::Object(o)) => Ok(o),
         Ok(_) => Err(invalid(format!("{what} must be a JSON object"))),
+        Err(e) => Err(invalid(format!("{what} is not valid JSON: {e}"))),
+    }
+}
+
+/// A node's document (a JSON object): its members parsed, except `attributes`, kept as
+/// (validated) text for [`attributes_of`].
+pub fn parse_node(text: &[u8], what: &str) -> Result<(Map, Option<Raw>)> {
+    let keep = |k: &str| if k == "attributes" { Keep::Raw } else { Keep::Parse };
+    match json::parse_object_with(text, keep) {
+        Ok(Some(f)) => {
+            let attributes = f.raw("attributes");
+            Ok((f.object, attributes))
+        }
+        Ok(None) => Err(invalid(format!("{what} must be a JSON object"))),
         Err(e) => Err(invalid(format!("{what} is not valid JSON: {e}"))),
     }
 }
@@ -48,7 +62,7 @@ pub fn shape_of(v: Option<&Value>, what: &str, allow_zero: bool) -> Result<Vec<u
 }
 
 /// `{"name": ..., "configuration": {...}}` (or a bare name) → (name, configuration).
-pub fn named<'a>(v: &'a Value, what: &str) -> Result<(&'a str, Option<&'a Map<String, Value>>)> {
+pub fn named<'a>(v: &'a Value, what: &str) -> Result<(&'a str, Option<&'a Map>)> {
     match v {
         Value::String(s) => Ok((s.as_str(), None)),
         Value::Object(o) => {
@@ -65,11 +79,12 @@ pub fn named<'a>(v: &'a Value, what: &str) -> Result<(&'a str, Option<&'a Map<St
     }
 }
 
-/// A node's `attributes` (absent or null: none).
-pub fn attributes_of(o: &Map<String, Value>) -> Result<Map<String, Value>> {
-    match o.get("attributes") {
-        None | Some(Value::Null) => Ok(Map::new()),
-        Some(Value::Object(a)) => Ok(a.clone()),
+/// A node's `attributes` as [`parse_node`] kept them: an object's text (absent or null: `{}`).
+pub fn attributes_of(raw: Option<Raw>) -> Result<Raw> {
+    match raw {
+        None => Ok(Raw::empty_object()),
+        Some(r) if r.is_null() => Ok(Raw::empty_object()),
+        Some(r) if r.is_object() => Ok(r),
         Some(_) => Err(invalid("attributes must be an object")),
     }
 }

@@ -3,7 +3,7 @@
 //! chunk grids and chunk key encodings. Codecs are described (names and configurations), not
 //! built. No I/O.
 //!
-//! May import: `error`, `nd`.
+//! May import: `error`, `nd`, `json`.
 pub mod array;
 pub mod documents;
 pub mod draft;

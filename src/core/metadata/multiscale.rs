@@ -4,11 +4,11 @@
 //! composed with the multiscale's own); axes with type and unit; OME's `omero` channels.
 //! Documents in, a description out: no I/O.
 use crate::core::error::{invalid, Result};
+use crate::core::json::{self, Keep, Map, Value};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Axis {
@@ -86,7 +86,7 @@ fn transforms(list: Option<&Value>, n: usize) -> Result<(Vec<f64>, Vec<f64>)> {
 
 /// The first multiscale image of a group's attributes, if it is an OME-Zarr image; `ndim`:
 /// the dimensions of its first level's array, when the axes are not written (OME ≤ 0.3).
-pub fn ome(attributes: &Map<String, Value>, ndim: Option<usize>) -> Result<Option<Multiscale>> {
+pub fn ome(attributes: &Map, ndim: Option<usize>) -> Result<Option<Multiscale>> {
     let (ome, version) = match attributes.get("ome") {
         Some(Value::Object(o)) if o.contains_key("multiscales") => {
             (o, o.get("version").and_then(Value::as_str).unwrap_or("0.5").to_string())
@@ -142,6 +142,16 @@ pub fn ome(attributes: &Map<String, Value>, ndim: Option<usize>) -> Result<Optio
     }))
 }
 
+/// [`ome`] of a group's attributes given as JSON text: only the members it reads are parsed.
+pub fn ome_in(attributes: &[u8], ndim: Option<usize>) -> Result<Option<Multiscale>> {
+    let keep = |k: &str| if matches!(k, "ome" | "multiscales" | "omero") { Keep::Parse } else { Keep::Skip };
+    match json::parse_object_with(attributes, keep) {
+        Ok(Some(f)) => ome(&f.object, ndim),
+        Ok(None) => Err(invalid("group attributes must be a JSON object")),
+        Err(e) => Err(invalid(format!("group attributes is not valid JSON: {e}"))),
+    }
+}
+
 /// Neuroglancer precomputed: one level per scale of its `info` (resolution in nm, voxel
 /// offset), axes x, y, z, channel.
 pub fn precomputed(info: &Value) -> Result<Multiscale> {
@@ -183,32 +193,10 @@ fn sort_finest_first(levels: &mut [Level], axes: &[Axis]) {
     }
 }
 
-impl Multiscale {
-    /// As JSON, the shape the wrapper hands to JavaScript. (Built by hand: `json!` on these
-    /// types would bring serde's serializer for `Value` into the module, ~15 KB gzipped.)
-    pub fn to_json(&self) -> Value {
-        let text = |s: &Option<String>| s.as_ref().map_or(Value::Null, |s| Value::String(s.clone()));
-        let numbers = |xs: &[f64]| Value::Array(xs.iter().map(|&x| Value::from(x)).collect());
-        let object = |pairs: Vec<(&str, Value)>| Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
-        let axes = self.axes.iter().map(|a| object(vec![("name", Value::String(a.name.clone())), ("type", text(&a.kind)), ("unit", text(&a.unit))]));
-        let levels = self.levels.iter().map(|l| {
-            object(vec![("path", Value::String(l.path.clone())), ("scale", numbers(&l.scale)), ("translation", numbers(&l.translation))])
-        });
-        object(vec![
-            ("version", Value::String(self.version.clone())),
-            ("name", text(&self.name)),
-            ("axes", Value::Array(axes.collect())),
-            ("levels", Value::Array(levels.collect())),
-            ("omero", self.omero.clone().unwrap_or(Value::Null)),
-            ("imageLabel", self.image_label.clone().unwrap_or(Value::Null)),
-        ])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     #[test]
     fn ome_05_and_04() {
@@ -234,6 +222,18 @@ mod tests {
         assert_eq!(ome(v02.as_object().unwrap(), Some(2)).unwrap().unwrap().axes.len(), 2);
         assert!(ome(json!({"other": 1}).as_object().unwrap(), None).unwrap().is_none());
         assert!(ome(json!({"multiscales": [{"datasets": []}]}).as_object().unwrap(), None).is_err());
+    }
+
+    #[test]
+    fn ome_from_text_parses_only_its_members() {
+        let text = br#"{"huge": [1, 2, {"x": "\u00e9"}], "multiscales": [{"version": "0.4", "axes": ["y", "x"],
+            "datasets": [{"path": "0"}]}], "omero": {"id": 9007199254740993}}"#;
+        let m = ome_in(text, None).unwrap().unwrap();
+        assert_eq!(m.levels[0].path, "0");
+        assert_eq!(m.omero.unwrap()["id"].as_u64(), Some(9007199254740993));
+        assert!(ome_in(br#"{"huge": [1, 2"#, None).is_err(), "skipped members are validated");
+        assert!(ome_in(b"[]", None).is_err());
+        assert!(ome_in(b"{}", None).unwrap().is_none());
     }
 
     #[test]

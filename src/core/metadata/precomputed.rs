@@ -1,10 +1,10 @@
 //! The `info` file of a Neuroglancer precomputed volume.
 use super::dtype::DataType;
 use crate::core::error::{err, invalid, Error, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct VolumeInfo {
@@ -105,7 +105,7 @@ fn positive(v: Option<&Value>, what: &str) -> Result<[u64; 3]> {
     Ok(t)
 }
 
-fn bits(o: &Map<String, Value>, name: &str, max: u64) -> Result<u32> {
+fn bits(o: &Map, name: &str, max: u64) -> Result<u32> {
     match o.get(name).and_then(Value::as_u64) {
         Some(b) if b <= max => Ok(b as u32),
         _ => Err(invalid(format!(
@@ -115,7 +115,7 @@ fn bits(o: &Map<String, Value>, name: &str, max: u64) -> Result<u32> {
     }
 }
 
-fn data_encoding(o: &Map<String, Value>, name: &str) -> Result<DataEncoding> {
+fn data_encoding(o: &Map, name: &str) -> Result<DataEncoding> {
     match o.get(name) {
         None | Some(Value::Null) => Ok(DataEncoding::Raw),
         Some(Value::String(s)) if s == "raw" => Ok(DataEncoding::Raw),
@@ -218,7 +218,7 @@ impl ScaleInfo {
 
 impl VolumeInfo {
     pub fn parse(text: &[u8]) -> Result<VolumeInfo> {
-        let v: Value = serde_json::from_slice(text).map_err(|e| invalid(format!("info is not valid JSON: {e}")))?;
+        let v = crate::core::json::parse(text).map_err(|e| invalid(format!("info is not valid JSON: {e}")))?;
         let o = v.as_object().ok_or_else(|| invalid("info must be a JSON object"))?;
         match o.get("@type") {
             None | Some(Value::Null) => {}
@@ -295,7 +295,7 @@ impl<'a> ScaleRef<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn info(scale: Value) -> Value {
         json!({"@type": "neuroglancer_multiscale_volume", "data_type": "uint16", "num_channels": 2, "type": "image",

@@ -6,10 +6,10 @@ use super::grid::Grid;
 use super::json::{bytes_codec, fill_or_zero, memory_order, numcodecs, parse_object, shape_of, Named};
 use super::keys::KeyEncoding;
 use crate::core::error::{err, invalid, Error, ErrorCode, Result};
+use crate::core::json::{self, Keep, Raw, Value};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 /// A NumPy type string such as `<u2`, `>f8`, `|b1` → the data type and whether it is big endian.
 pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
@@ -54,8 +54,9 @@ pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
     Ok((t, order && t.swap_unit() > 1))
 }
 
-/// `.zarray` plus the parsed `.zattrs` (empty when absent).
-pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+/// `.zarray` plus `.zattrs` (none when absent).
+pub fn parse_array(text: &[u8], zattrs: Option<&[u8]>) -> Result<ArrayMetadata> {
+    let attributes = parse_attributes(zattrs)?;
     let o = parse_object(text, ".zarray")?;
     if o.get("zarr_format").and_then(Value::as_u64) != Some(2) {
         return Err(invalid("zarr_format must be 2"));
@@ -132,8 +133,10 @@ pub fn parse_array(text: &[u8], attributes: Map<String, Value>) -> Result<ArrayM
         Some(s) if s.as_str() == Some("/") => '/',
         Some(_) => return Err(invalid("dimension_separator must be \".\" or \"/\"")),
     };
-    // xarray's convention for dimension names in Zarr v2.
-    let dimension_names = match attributes.get("_ARRAY_DIMENSIONS") {
+    // xarray's convention for dimension names in Zarr v2: that member alone is parsed.
+    let keep = |k: &str| if k == "_ARRAY_DIMENSIONS" { Keep::Parse } else { Keep::Skip };
+    let dims = json::parse_object_with(attributes.as_str().as_bytes(), keep).ok().flatten();
+    let dimension_names = match dims.as_ref().and_then(|f| f.object.get("_ARRAY_DIMENSIONS")) {
         Some(Value::Array(names)) if names.len() == shape.len() => {
             Some(names.iter().map(|n| n.as_str().map(String::from)).collect())
         }
@@ -176,20 +179,18 @@ fn object_type(filters: &[Named]) -> Result<DataType> {
     }
 }
 
-/// `.zattrs` (or `{}` when absent).
-pub fn parse_attributes(text: Option<&[u8]>) -> Result<Map<String, Value>> {
-    match text {
-        None => Ok(Map::new()),
-        Some(t) => match serde_json::from_slice(t) {
-            Ok(Value::Object(m)) => Ok(m),
-            _ => Err(invalid(".zattrs must be a JSON object")),
-        },
+/// `.zattrs` as JSON text of an object, not parsed (`{}` when absent).
+pub fn parse_attributes(text: Option<&[u8]>) -> Result<Raw> {
+    let Some(t) = text else { return Ok(Raw::empty_object()) };
+    match core::str::from_utf8(t).ok().and_then(|t| Raw::new(t).ok()) {
+        Some(r) if r.is_object() => Ok(r),
+        _ => Err(invalid(".zattrs must be a JSON object")),
     }
 }
 
 /// `.zgroup`: only its version is checked.
 pub fn check_group(text: &[u8]) -> Result<()> {
-    match serde_json::from_slice::<Value>(text) {
+    match json::parse(text) {
         Ok(v) if v.get("zarr_format").and_then(Value::as_u64) == Some(2) => Ok(()),
         _ => Err(invalid(".zgroup must be a JSON object with zarr_format 2")),
     }
@@ -198,7 +199,7 @@ pub fn check_group(text: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::core::json::json;
 
     #[test]
     fn dtypes() {
@@ -215,11 +216,11 @@ mod tests {
         let z = br#"{"zarr_format":2,"shape":[5,6],"chunks":[2,3],"dtype":">i4","order":"F",
             "compressor":{"id":"zlib","level":1},"fill_value":"NaN","filters":null}"#;
         // NaN is not an int32.
-        assert_eq!(parse_array(z, Map::new()).unwrap_err().code, ErrorCode::InvalidMetadata);
+        assert_eq!(parse_array(z, None).unwrap_err().code, ErrorCode::InvalidMetadata);
         let z = br#"{"zarr_format":2,"shape":[5,6],"chunks":[2,3],"dtype":">f4","order":"F",
             "compressor":{"id":"zlib","level":1},"fill_value":"NaN","filters":[{"id":"delta","dtype":">f4"}],
             "dimension_separator":"/"}"#;
-        let m = parse_array(z, Map::new()).unwrap();
+        let m = parse_array(z, None).unwrap();
         let Storage::Zarr { keys, codecs, .. } = &m.storage else { panic!() };
         assert_eq!(keys.key(&[1, 2]), "1/2");
         let names: Vec<&str> = codecs.iter().map(|c| c.name.as_str()).collect();

@@ -3,20 +3,21 @@ use super::array::{ArrayMetadata, Format, Storage};
 use super::draft::PROTOCOL;
 use super::dtype::{DataType, FillValue};
 use super::grid;
-use super::json::{attributes_of, named, parse_object, shape_of, Named};
+use super::json::{attributes_of, named, parse_node, shape_of, Named};
 use super::keys::KeyEncoding;
 use crate::core::error::{err, invalid, ErrorCode, Result};
+use crate::core::json::{Map, Raw, Value};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 #[derive(Clone, Debug)]
 pub enum Node {
     Array(Box<ArrayMetadata>),
     Group {
-        attributes: Map<String, Value>,
+        /// JSON text of an object.
+        attributes: Raw,
     },
     /// The entry point of a draft (pre-release) Zarr v3 store: the store root.
     DraftRoot,
@@ -24,13 +25,13 @@ pub enum Node {
 
 impl Node {
     pub fn parse(text: &[u8]) -> Result<Node> {
-        let o = parse_object(text, "zarr.json")?;
+        let (o, attributes) = parse_node(text, "zarr.json")?;
         match o.get("zarr_format") {
             Some(f) if f.as_u64() == Some(3) => {}
             Some(Value::String(s)) if s.contains(PROTOCOL) => return Ok(Node::DraftRoot),
             other => return Err(invalid(format!("zarr_format must be 3, found {}", other.unwrap_or(&Value::Null)))),
         }
-        let attributes = attributes_of(&o)?;
+        let attributes = attributes_of(attributes)?;
         match o.get("node_type").and_then(Value::as_str) {
             Some("group") => Ok(Node::Group { attributes }),
             Some("array") => Ok(Node::Array(Box::new(parse_array(&o, attributes)?))),
@@ -39,7 +40,7 @@ impl Node {
     }
 }
 
-fn parse_array(o: &Map<String, Value>, attributes: Map<String, Value>) -> Result<ArrayMetadata> {
+fn parse_array(o: &Map, attributes: Raw) -> Result<ArrayMetadata> {
     let shape = shape_of(o.get("shape"), "shape", true)?;
     let dt = o.get("data_type").unwrap_or(&Value::Null);
     let data_type = DataType::parse(dt)?;

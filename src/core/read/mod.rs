@@ -2,7 +2,7 @@
 //! through — and one entry point, [`Array::read`], for chunks and regions: plan, locate every
 //! chunk (indexes shared and cached), read their spans together (merged by the store), decode.
 //!
-//! May import: `error`, `nd`, `storage`, `metadata`, `codec`, `shard`, `layout`.
+//! May import: `error`, `nd`, `json`, `storage`, `metadata`, `codec`, `shard`, `layout`.
 pub mod assemble;
 pub mod chunk;
 pub mod plan;
@@ -11,6 +11,7 @@ pub use chunk::{Chunk, Element, Got};
 
 use crate::core::codec::{Decoded, Decoders};
 use crate::core::error::{checked_bytes, err, too_large, Error, ErrorCode, Result};
+use crate::core::json::{self, Value};
 use crate::core::layout::{build, Layout};
 use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
 use crate::core::nd::c_strides;
@@ -20,7 +21,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use assemble::Assembly;
 use core::cell::{Cell, RefCell};
@@ -120,18 +121,28 @@ impl Array {
     }
 
     /// What rebuilds this array without a request ([`Array::from_state`]): where its keys
-    /// live, the URL it reports and its documents, as JSON.
+    /// live, the URL it reports and its documents without their attributes (the caller has
+    /// them from the first build; a rebuilt array's are empty), as JSON.
     pub fn state(&self) -> String {
-        serde_json::json!({ "base": self.base, "query": self.query, "url": self.url, "documents": self.docs.to_json() })
-            .to_string()
+        let mut out = String::from("{\"base\":");
+        json::write_str(&mut out, &self.base);
+        out.push_str(",\"query\":");
+        json::write_str(&mut out, &self.query);
+        out.push_str(",\"url\":");
+        json::write_str(&mut out, &self.url);
+        // An object, not a string in a string: the documents are escaped once.
+        out.push_str(",\"documents\":");
+        self.docs.for_decoding().write(&mut out);
+        out.push('}');
+        out
     }
 
     /// The array [`Array::state`] described, read through `store`.
     pub fn from_state(state: &str, store: Rc<Store>) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
-        let v: serde_json::Value = serde_json::from_str(state).map_err(|_| bad())?;
-        let text = |k: &str| v.get(k).and_then(serde_json::Value::as_str).map(String::from).ok_or_else(bad);
-        let docs = Documents::from_json(&text("documents")?)?;
+        let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
+        let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
+        let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
     }
 

@@ -7,7 +7,7 @@
 //! span, and how to decode it): Zarr `sharding_indexed` (also the draft layout's shards) in
 //! [`zarr`], Neuroglancer's shard index and minishard indexes in [`precomputed`].
 //!
-//! May import: `error`, `nd`, `storage`, `metadata`, `codec`.
+//! May import: `error`, `nd`, `json`, `storage`, `metadata`, `codec`.
 pub mod precomputed;
 pub mod zarr;
 

@@ -4,13 +4,12 @@ use super::{ByteSpan, IndexFormat, IndexSpan, ShardIndex, ABSENT};
 use crate::core::codec::bytes::Bytes;
 use crate::core::codec::crc32c::verify_crc32c;
 use crate::core::error::{checked_bytes, err, invalid, Error, ErrorCode, Result};
+use crate::core::json::{Map, Value};
 use crate::core::metadata::json::{named, shape_of};
 use crate::core::metadata::Named;
 use alloc::boxed::Box;
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
-use serde_json::{Map, Value};
 
 /// What a shard's inner chunks are.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,7 +42,7 @@ impl Sharding {
         }
     }
 
-    pub fn parse(conf: &Map<String, Value>, shard_shape: &[u64]) -> Result<Sharding> {
+    pub fn parse(conf: &Map, shard_shape: &[u64]) -> Result<Sharding> {
         let invalid = |m: &str| invalid(format!("sharding_indexed: {m}"));
         let chunk_shape = shape_of(conf.get("chunk_shape"), "sharding_indexed chunk_shape", false)?;
         let (chunks_per_shard, n_chunks) = chunks_per_shard(&chunk_shape, shard_shape)?;
@@ -56,10 +55,10 @@ impl Sharding {
             None => Inner::Codecs(codecs),
         };
 
-        let big_endian = |c: Option<&Map<String, Value>>| Bytes::parse(c.unwrap_or(&Map::new())).map(|b| b.big_endian);
+        let big_endian = |c: Option<&Map>| Bytes::parse(c.unwrap_or(&Map::new())).map(|b| b.big_endian);
         let index_codecs = conf.get("index_codecs").and_then(Value::as_array);
         let index_codecs = index_codecs.ok_or_else(|| invalid("needs index_codecs"))?;
-        let names: Vec<(&str, Option<&Map<String, Value>>)> =
+        let names: Vec<(&str, Option<&Map>)> =
             index_codecs.iter().map(|c| named(c, "index codec")).collect::<Result<_>>()?;
         let (index_big_endian, index_crc) = match names.as_slice() {
             [("bytes", c)] => (big_endian(*c)?, false),

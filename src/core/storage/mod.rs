@@ -3,7 +3,7 @@
 //! wanted together, the request limiter, the byte-bounded cache, counters. Knows nothing of
 //! arrays, shards or formats.
 //!
-//! May import: `error`.
+//! May import: `error`, `json`.
 //!
 //! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
 //! each imports only those below it, see `core`.)
