@@ -34,6 +34,8 @@ wasm-bindgen --target web --out-dir "$OUT/wasm" --out-name shardfetch "$WASM_IN"
 echo "[build] glue factory (a trapped module can be replaced)"
 node scripts/glue-factory.mjs "$OUT/wasm"
 
+node scripts/strip-exports.mjs "$OUT/wasm/shardfetch_bg.wasm" rust_zstd_wasm_shim_
+
 echo "[build] wasm-opt -O3: the module and the decoders"
 # shellcheck disable=SC2086
 node_modules/.bin/wasm-opt -O3 $WASM_FEATURES -o "$OUT/wasm/shardfetch_bg.wasm" "$OUT/wasm/shardfetch_bg.wasm" &

@@ -14,6 +14,7 @@ export interface WasmOptions {
   signal?: AbortSignal;
   path?: string;
   format?: string;
+  store?: string;
   scale?: number | string;
   cacheBytes?: number;
   treat403AsMissing?: boolean;

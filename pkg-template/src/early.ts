@@ -25,7 +25,9 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   if (isLoaded() || url.startsWith("precomputed://")) return undefined;
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
   if (options.fetch === undefined && typeof fetch !== "function") return undefined;
+  if (options.store === "zip") return undefined;
   const metaUrl = firstMetadataUrl(url, options.path);
+  if (metaUrl === "") return undefined;
   // The same request the opener makes: GET, the caller's headers, no Range, the caller's signal.
   const init: RequestInit = { method: "GET", headers: { ...options.headers } };
   if (options.signal !== undefined) init.signal = options.signal;

@@ -1,6 +1,7 @@
 /**
  * The URL of the first metadata document `open` requests when no format is named: the node's
- * `zarr.json` — the URL without its query, trailing slashes cut, the path, then the query.
+ * `zarr.json` — the URL without its query, trailing slashes cut, the path, then the query; ""
+ * when that is not certain from the URL alone.
  * The core's rule is `open::first_metadata_url`; `tests/tables/first-metadata-url.json` pins
  * this copy to it (the wrapper needs it before the module has loaded).
  * @internal
@@ -8,6 +9,8 @@
 export function firstMetadataUrl(url: string, path = ""): string {
   const cut = url.search(/[?#]/);
   const base = (cut < 0 ? url : url.slice(0, cut)).replace(/\/+$/, "");
+  // Not certain from the URL alone: a pipeline, another scheme (gs://, zarr3://…), a zip archive.
+  if (!/^https?:\/\//.test(url) || url.includes("|") || /\.(zip|ozx)$/i.test(base)) return "";
   const p = path.replace(/^\/+|\/+$/g, "");
   return `${p === "" ? base : `${base}/${p}`}/zarr.json${cut < 0 ? "" : url.slice(cut)}`;
 }

@@ -81,6 +81,11 @@ export interface OpenOptions {
   path?: string;
   /** The storage format; detected when omitted (costs a request per format tried, Zarr v3 first). */
   format?: Format;
+  /**
+   * What holds the nodes: `"zip"` reads `url` as a zip archive (detected for `.zip` and `.ozx`
+   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"plain"` never does.
+   */
+  store?: "zip" | "plain";
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
   scale?: number | string;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */

@@ -9,7 +9,8 @@ use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{draft, precomputed, v2, Documents, Format};
 use super::read::Array;
-use super::storage::{join, split_url, Config, HttpClient, Store};
+use super::storage::zip::Archive;
+use super::storage::{self, join, join_paths, split_url, Config, HttpClient, Mount, Store};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -35,6 +36,25 @@ pub struct OpenOptions {
     /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
+    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`).
+    pub store: Option<StoreKind>,
+}
+
+/// What holds the nodes: objects of their own, or the entries of a zip archive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    Plain,
+    Zip,
+}
+
+impl StoreKind {
+    pub fn parse(name: &str) -> Option<StoreKind> {
+        match name {
+            "plain" | "http" => Some(StoreKind::Plain),
+            "zip" => Some(StoreKind::Zip),
+            _ => None,
+        }
+    }
 }
 
 impl Default for OpenOptions {
@@ -48,6 +68,7 @@ impl Default for OpenOptions {
             max_metadata: crate::core::error::MAX_METADATA,
             max_decoded: crate::core::error::MAX_DECODED,
             decoders: external::linked(),
+            store: None,
         }
     }
 }
@@ -115,23 +136,43 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
         max_body: options.config.max_body.min(options.max_decoded as u64),
         ..options.config
     };
-    let a = Array::from_state(state, Rc::new(Store::new(config)))?;
+    let a = Array::from_state(state, config)?;
     Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format
 /// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
+/// Empty when that is not certain from the URL alone: a pipeline (`|`), a scheme other than
+/// HTTP(S) (`gs://`, `zarr3://`, …), or a zip archive (`.zip`, `.ozx`).
 pub fn first_metadata_url(url: &str, path: &str) -> String {
+    let plain = url.starts_with("https://") || url.starts_with("http://");
+    if !plain || url.contains('|') || storage::url::is_zip(url) {
+        return String::new();
+    }
     Location::new(url, path).file("zarr.json")
 }
 
 async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
-    let (url, forced) = match url.strip_prefix("precomputed://") {
-        Some(rest) => (rest, Some(Format::Precomputed)),
-        None => (url, options.format),
+    let pasted = storage::url::parse(url)?;
+    let forced = options.format.or(match pasted.format {
+        Some("zarr2") => Some(Format::Zarr2),
+        Some("zarr3") => Some(Format::Zarr3),
+        Some("precomputed") => Some(Format::Precomputed),
+        _ => None,
+    });
+    let url = pasted.url.as_str();
+    let zip = match (options.store, &pasted.zip) {
+        (Some(StoreKind::Zip), inner) => Some(inner.clone().unwrap_or_default()),
+        (Some(StoreKind::Plain), _) => None,
+        (None, inner) => inner.clone(),
     };
-    let place = Location::new(url, &options.path);
-    let store = Rc::new(Store::new(Config { max_document: options.max_metadata as u64, ..options.config }));
+    let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
+    let place = Location::new(url, &path);
+    let mut store = Store::new(Config { max_document: options.max_metadata as u64, ..options.config });
+    if zip.is_some() {
+        store = store.with_mount(Mount::Zip(Archive::new(url)));
+    }
+    let store = Rc::new(store);
     let s = &store;
     let scale = options.scale;
     match forced {

@@ -4,7 +4,7 @@ use crate::core::codec::Decoders;
 use crate::core::json::Value;
 use crate::core::metadata::multiscale::Multiscale;
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
-use crate::core::open::OpenOptions;
+use crate::core::open::{OpenOptions, StoreKind};
 use crate::core::read::plan::Sel;
 use crate::core::read::{Chunk, Element};
 use crate::core::{Error, ErrorCode, Result};
@@ -136,6 +136,12 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
             )
         })?);
     }
+    if let Some(k) = get(options, "store") {
+        let name = k.as_string().unwrap_or_default();
+        o.store = Some(StoreKind::parse(&name).ok_or_else(|| {
+            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, plain)"))
+        })?);
+    }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     o.scale = get(options, "scale").map(|s| scale_name(&s));
     match get(options, "retry") {
@@ -205,7 +211,9 @@ impl Decoders for JsDecoders {
 /// A scale given as an index or a key.
 pub fn scale_name(s: &JsValue) -> String {
     match s.as_f64() {
-        Some(i) => format!("{i}"),
+        // An index (not formatted as a float: that would bring a float printer into the module).
+        Some(i) if i.fract() == 0.0 && i.abs() < 9.0e15 => format!("{}", i as i64),
+        Some(_) => js_sys::Number::from(s.clone()).to_string_with_radix(10).map(String::from).unwrap_or_default(),
         None => s.as_string().unwrap_or_default(),
     }
 }

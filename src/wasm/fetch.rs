@@ -325,7 +325,7 @@ impl HttpClient for FetchClient {
                 }
                 let ms = req.stall_ms.unwrap_or(0.0);
                 limit.note_stall(now(), ms);
-                return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {ms:.0} ms"));
+                return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {} ms", ms as u64));
             }
             if self.is_aborted() {
                 return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use shardfetch::core::metadata::{DataType, Format, Scalar};
 use shardfetch::core::nd::for_each_index;
-use shardfetch::core::open::{open, OpenOptions, Opened};
+use shardfetch::core::open::{open, OpenOptions, Opened, StoreKind};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
 use shardfetch::core::storage::{HttpClient, Method, Request, Response};
@@ -124,6 +124,7 @@ impl Case {
             format: o.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
             path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
             scale: o.get("scale").map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())),
+            store: o.get("store").and_then(Value::as_str).map(|s| StoreKind::parse(s).expect("store")),
             ..OpenOptions::default()
         }
     }

@@ -93,7 +93,7 @@ impl Array {
                 }
             }
         }
-        names.sort_unstable();
+        let mut names = crate::core::nd::sorted(names.clone(), &|a, b| names[a] < names[b]);
         names.dedup();
         names
     }
@@ -130,6 +130,10 @@ impl Array {
         json::write_str(&mut out, &self.query);
         out.push_str(",\"url\":");
         json::write_str(&mut out, &self.url);
+        if let Some(storage::Mount::Zip(z)) = self.store.mount() {
+            out.push_str(",\"zip\":");
+            json::write_str(&mut out, &z.url);
+        }
         // An object, not a string in a string: the documents are escaped once.
         out.push_str(",\"documents\":");
         self.docs.for_decoding().write(&mut out);
@@ -137,12 +141,18 @@ impl Array {
         out
     }
 
-    /// The array [`Array::state`] described, read through `store`.
-    pub fn from_state(state: &str, store: Rc<Store>) -> Result<Array> {
+    /// The array [`Array::state`] described, read through a new store of `config` (inside the
+    /// same archive, if it was).
+    pub fn from_state(state: &str, config: storage::Config) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
         let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
         let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
+        let mut store = Store::new(config);
+        if let Some(zip) = v.get("zip").and_then(Value::as_str) {
+            store = store.with_mount(storage::Mount::Zip(storage::zip::Archive::new(zip)));
+        }
+        let store = Rc::new(store);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
     }
 
@@ -355,12 +365,13 @@ impl Array {
             true => self.store.hold_whole(c, &url, self.plausible_object_bytes(&members, plan)).await,
             false => None,
         };
-        let mut located: Vec<(usize, Result<(String, Option<ByteSpan>)>)> =
+        let located: Vec<(usize, Result<(String, Option<ByteSpan>)>)> =
             stream::iter(members.iter().map(|&i| async move { (i, self.locate(c, &plan.pieces[i].coords).await) }))
                 .buffer_unordered(CONCURRENCY)
                 .collect()
                 .await;
-        located.sort_by_key(|(i, _)| *i);
+        let at: Vec<usize> = located.iter().map(|(i, _)| *i).collect();
+        let located = crate::core::nd::sorted(located, &|a, b| at[a] < at[b]);
         let mut wanted: Vec<(String, ByteRange)> = Vec::new();
         let mut owner: Vec<usize> = Vec::new();
         for (i, r) in located {

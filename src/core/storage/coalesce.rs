@@ -16,8 +16,7 @@ pub struct Run {
 /// Group `spans` (offset, length) into runs. `bridge(a, b)` says whether the gap `[a, b)`
 /// between two spans may be read (not if those bytes are already on their way).
 pub fn coalesce(spans: &[(u64, u64)], gap: u64, max: u64, bridge: &dyn Fn(u64, u64) -> bool) -> Vec<Run> {
-    let mut order: Vec<usize> = (0..spans.len()).collect();
-    order.sort_by_key(|&i| spans[i]);
+    let order = crate::core::nd::order(spans.len(), &|a, b| spans[a] < spans[b]);
     let mut runs: Vec<Run> = Vec::new();
     let mut end = 0u64;
     for i in order {

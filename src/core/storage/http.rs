@@ -80,6 +80,8 @@ pub enum ByteRange {
     },
     /// The last `n` bytes.
     Suffix(u64),
+    /// The last `n` bytes, or the whole object when it is shorter (a zip archive's end).
+    Tail(u64),
 }
 
 /// `bytes a-b/total` → (a, b, total); total may be `*`.

@@ -13,9 +13,11 @@ pub mod dedup;
 pub mod http;
 pub mod limit;
 mod store;
+pub mod url;
+pub mod zip;
 
 pub use http::{ByteRange, HttpClient, Method, Request, Response};
-pub use store::{Config, RangeRead, Retry, Stats, Store};
+pub use store::{Config, Mount, RangeRead, Retry, Stats, Store};
 
 use alloc::format;
 use alloc::string::String;

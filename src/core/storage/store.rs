@@ -4,6 +4,7 @@ use super::cache::Lru;
 use super::coalesce::coalesce;
 use super::dedup::Dedup;
 use super::limit::Budget;
+use super::zip::{Archive, Place};
 use super::http::{
     classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
     Status,
@@ -114,6 +115,29 @@ enum Entry {
 
 type Key = (String, Slot);
 
+/// A store inside an object: the objects under its prefix are found by it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Mount {
+    /// A zip archive's entries (`.zip`, OME's `.ozx`).
+    Zip(Archive),
+}
+
+impl Mount {
+    /// The key of the object at `url` inside this mount, if it is inside.
+    pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
+        match self {
+            Mount::Zip(z) => z.key(url),
+        }
+    }
+}
+
+/// Where a range of a mounted object is.
+enum Inside {
+    Range { url: String, range: ByteRange, size: u64 },
+    Bytes(RangeRead),
+    Missing,
+}
+
 /// Bytes read, with the object's total size when the answer told it.
 #[derive(Clone)]
 pub struct RangeRead {
@@ -150,6 +174,8 @@ pub struct Store {
     last_whole: RefCell<Option<(String, Rc<Vec<u8>>)>>,
     /// Bytes of ranged answers in flight, at most `max_body` together (one larger alone).
     budget: Budget,
+    /// A store inside an object (a zip archive): the objects under its prefix are its.
+    mount: Option<Mount>,
     stats: Cell<Stats>,
 }
 
@@ -191,6 +217,7 @@ impl Store {
         Store {
             cache: RefCell::new(Lru::new(config.cache_bytes)),
             budget: Budget::new(config.max_body),
+            mount: None,
             config,
             memos: Dedup::default(),
             reads: Dedup::default(),
@@ -203,6 +230,56 @@ impl Store {
             last_whole: RefCell::new(None),
             stats: Cell::new(Stats::default()),
         }
+    }
+
+    /// This store with objects inside another one: a zip archive's entries under its URL.
+    pub fn with_mount(mut self, mount: Mount) -> Self {
+        self.mount = Some(mount);
+        self
+    }
+
+    pub fn mount(&self) -> Option<&Mount> {
+        self.mount.as_ref()
+    }
+
+    /// The mount holding `url`, and the object's key in it.
+    fn mounted<'a>(&self, url: &'a str) -> Option<(&Mount, &'a str)> {
+        let m = self.mount.as_ref()?;
+        Some((m, m.key(url)?))
+    }
+
+    /// Where the object at `url` of a mounted store is, with the range read of it.
+    async fn place<C: HttpClient>(&self, c: &C, mount: &Mount, key: &str) -> Result<Place> {
+        match mount {
+            Mount::Zip(z) => z.place(self, c, key).await,
+        }
+    }
+
+    /// `range` of a mounted object at `place`: the range of the object holding it, or its bytes.
+    fn inside(url: &str, place: Place, range: ByteRange) -> Result<Inside> {
+        let (offset, len) = match (&place, range) {
+            (Place::Missing, _) => return Ok(Inside::Missing),
+            (Place::Bytes(b), r) => return slice_whole(url, b, r).map(Inside::Bytes),
+            (Place::Range { offset, len, .. }, ByteRange::Full) => (*offset, *len),
+            (Place::Range { offset, len: size, .. }, ByteRange::Range { offset: o, len }) => {
+                if o.checked_add(len).is_none_or(|e| e > *size) {
+                    return Err(short(url, &format!("bytes {o}..{} lie beyond the end of the {size}-byte object", o.saturating_add(len))));
+                }
+                (offset + o, len)
+            }
+            (Place::Range { offset, len: size, .. }, ByteRange::Suffix(n)) => {
+                if n > *size {
+                    return Err(short(url, &format!("object has {size} bytes, fewer than the last {n} asked for")));
+                }
+                (offset + size - n, n)
+            }
+            (Place::Range { offset, len: size, .. }, ByteRange::Tail(n)) => {
+                let n = n.min(*size);
+                (offset + size - n, n)
+            }
+        };
+        let Place::Range { url: outer, len: size, .. } = place else { return Ok(Inside::Missing) };
+        Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size })
     }
 
     /// Hold whole objects for the batch of reads under way until the guard is dropped.
@@ -233,6 +310,13 @@ impl Store {
         }
         if let Some(w) = self.whole_held(url) {
             return guard(Some(w));
+        }
+        if self.mounted(url).is_some() {
+            // An entry of a mounted store: its whole range (or bytes), however large it is.
+            return match self.read(c, url, ByteRange::Full).await {
+                Ok(Some(r)) if most.is_none_or(|m| r.bytes.len() as u64 <= m) => guard(Some(Rc::new(r.bytes))),
+                _ => None,
+            };
         }
         let got = match most {
             Some(n) if n < self.config.max_body => {
@@ -439,6 +523,15 @@ impl Store {
 
     /// A whole small object (a metadata document) of at most `limit` bytes; `None` when absent.
     pub async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        if self.mounted(url).is_some() {
+            let got = self.read(c, url, ByteRange::Full).await?;
+            if let Some(r) = &got {
+                if r.bytes.len() as u64 > limit {
+                    return Err(too_large(&format!("{url}: the document"), r.bytes.len() as u64, limit, "maxMetadataBytes"));
+                }
+            }
+            return Ok(got.map(|r| r.bytes));
+        }
         let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
         match cached {
             Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
@@ -458,6 +551,23 @@ impl Store {
 
     /// Read `range` of the object at `url`; `None` when the object does not exist.
     pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        let Some((mount, key)) = self.mounted(url) else { return self.read_object(c, url, range).await };
+        if let Some(whole) = self.whole_held(url) {
+            return slice_whole(url, &whole, range).map(Some);
+        }
+        let place = self.place(c, mount, key).await.map_err(|e| e.at(url))?;
+        match Store::inside(url, place, range)? {
+            Inside::Missing => Ok(None),
+            Inside::Bytes(b) => Ok(Some(b)),
+            Inside::Range { url: outer, range, size } => {
+                let got = self.read_object(c, &outer, range).await?;
+                Ok(got.map(|r| RangeRead { bytes: r.bytes, object_size: Some(size) }))
+            }
+        }
+    }
+
+    /// Read `range` of the object at `url` itself (not a mounted one); `None` when absent.
+    pub async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
         if let Some(Entry::Missing) = cached {
             return Ok(None);
@@ -498,6 +608,47 @@ impl Store {
     /// requests of at most `merge_max` bytes, whose unasked bytes are held for later. An error
     /// from `each` stops the batch.
     pub async fn read_spans<C: HttpClient>(
+        &self,
+        c: &C,
+        wanted: &[(String, ByteRange)],
+        mut each: impl FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
+    ) -> Result<()> {
+        if self.mount.is_some() {
+            // Spans of mounted objects become spans of the objects holding them (neighbouring
+            // entries of a stored zip merge like a shard's chunks); held bytes are answered here.
+            let mut outer: Vec<(String, ByteRange)> = Vec::new();
+            let mut from: Vec<usize> = Vec::new();
+            for (i, (url, range)) in wanted.iter().enumerate() {
+                let Some((mount, key)) = self.mounted(url) else {
+                    outer.push((url.clone(), *range));
+                    from.push(i);
+                    continue;
+                };
+                if let Some(whole) = self.whole_held(url) {
+                    each(i, slice_whole(url, &whole, *range).map(|r| Some(r.bytes)))?;
+                    continue;
+                }
+                let inside = match self.place(c, mount, key).await {
+                    Ok(place) => Store::inside(url, place, *range),
+                    Err(e) => Err(e.at(url)),
+                };
+                match inside {
+                    Ok(Inside::Range { url: o, range, .. }) => {
+                        outer.push((o, range));
+                        from.push(i);
+                    }
+                    Ok(Inside::Bytes(b)) => each(i, Ok(Some(b.bytes)))?,
+                    Ok(Inside::Missing) => each(i, Ok(None))?,
+                    Err(e) => each(i, Err(e))?,
+                }
+            }
+            return self.read_object_spans(c, &outer, |k, got| each(from[k], got)).await;
+        }
+        self.read_object_spans(c, wanted, each).await
+    }
+
+    /// [`Store::read_spans`] of objects themselves (none of them mounted).
+    async fn read_object_spans<C: HttpClient>(
         &self,
         c: &C,
         wanted: &[(String, ByteRange)],
@@ -684,22 +835,27 @@ impl Store {
             }
             ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
             ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
-            ByteRange::Suffix(0) => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
-            ByteRange::Suffix(n) => self.read_suffix(c, url, n).await,
+            ByteRange::Suffix(0) | ByteRange::Tail(0) => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
+            ByteRange::Suffix(n) => self.read_suffix(c, url, n, false).await,
+            ByteRange::Tail(n) => self.read_suffix(c, url, n, true).await,
         }
     }
 
     /// The last `n` bytes: a suffix range, or (for servers that mishandle those) HEAD for the
-    /// size, then an explicit range.
-    async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64) -> Result<Option<RangeRead>> {
+    /// size, then an explicit range. `at_most`: the whole object when it is shorter.
+    async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64, at_most: bool) -> Result<Option<RangeRead>> {
+        let whole_range = if at_most { ByteRange::Tail(n) } else { ByteRange::Suffix(n) };
         let mut wrong = 0;
         while !self.no_suffix.get() {
             let r = self.send(c, Method::Get, url, Some((format!("bytes=-{n}"), n))).await?;
             match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
-                Status::Whole => return self.keep_whole(url, r.body, ByteRange::Suffix(n)).map(Some),
+                Status::Whole => return self.keep_whole(url, r.body, whole_range).map(Some),
                 Status::Partial => {
                     if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
+                        if at_most && total < n && a == 0 && b.checked_add(1) == Some(total) && r.body.len() as u64 == total {
+                            return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
+                        }
                         if total < n {
                             return Err(short(
                                 url,
@@ -739,8 +895,12 @@ impl Store {
                 format!("{url}: server refuses suffix ranges and its HEAD answer has no Content-Length; not fetching the whole object"),
             )
         })?;
-        if size < n {
+        if size < n && !at_most {
             return Err(short(url, &format!("object has {size} bytes, fewer than the last {n} asked for")));
+        }
+        let n = n.min(size);
+        if n == 0 {
+            return Ok(Some(RangeRead { bytes: Vec::new(), object_size: Some(size) }));
         }
         let f = self.read_range(c, url, size - n, n).await?;
         Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
@@ -871,6 +1031,7 @@ fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<RangeRead> {
             }
             (size - n, size)
         }
+        ByteRange::Tail(n) => (size - n.min(size), size),
     };
     if b > size {
         return Err(short(url, &format!("bytes {a}..{b} lie beyond the end of the {size}-byte object")));

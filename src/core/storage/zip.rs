@@ -1,0 +1,465 @@
+//! Zip archives (and OME's single-file `.ozx`) as a store over a store: the central directory is
+//! a shard index with names. Read with one suffix request (the end record, ZIP64 records, and
+//! the directory when it fits: a small archive comes whole), cached like a shard index; a stored
+//! entry is then a byte range of the archive — so a shard inside it is ranges of ranges, merged
+//! with its neighbours — and a deflated one is inflated whole (bounded by its size in the
+//! directory and `maxDecodedBytes`, its CRC-32 checked).
+//!
+//! Where an entry's data starts is known without reading its local header when the layout says
+//! so: the data ends where the next header (or the directory) starts, which must agree with the
+//! header's length as the directory gives it (or that plus a ZIP64 extra field of two sizes, in a
+//! ZIP64 archive). Otherwise its local header is read once (30 bytes).
+use super::{ByteRange, HttpClient, Store};
+use crate::core::error::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+/// Bytes of the first (suffix) read: the end record with the longest comment and the ZIP64
+/// records, and a directory of about a thousand entries.
+const FIRST_READ: u64 = 128 << 10;
+
+const EOCD: u32 = 0x0605_4b50;
+const ZIP64_LOCATOR: u32 = 0x0706_4b50;
+const ZIP64_EOCD: u32 = 0x0606_4b50;
+const CENTRAL: u32 = 0x0201_4b50;
+const LOCAL: u32 = 0x0403_4b50;
+
+/// Memo keys of this store's derived values (the store keys them by URL too).
+const KEY_INDEX: u64 = 0x7a69_7000;
+const KEY_HEADER: u64 = 0x7a69_7001;
+const KEY_INFLATED: u64 = 0x7a69_7002;
+
+/// One entry of the central directory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub name: String,
+    pub method: u16,
+    pub flags: u16,
+    pub crc: u32,
+    pub compressed: u64,
+    pub size: u64,
+    /// Offset of the local header.
+    pub header: u64,
+    /// Where the data starts, when the layout says so without reading the local header.
+    pub data: Option<u64>,
+    /// Where the next local header (or the directory) starts.
+    pub end: u64,
+    /// Why this entry cannot be read (overlapping, outside the archive), if it cannot.
+    pub bad: Option<String>,
+}
+
+/// A parsed central directory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Directory {
+    /// Sorted by name (a name given twice: the later entry).
+    pub entries: Vec<Entry>,
+    pub comment: String,
+    pub zip64: bool,
+    /// Size of the archive.
+    pub size: u64,
+    /// The whole archive, when the first read held it.
+    pub whole: Option<Rc<Vec<u8>>>,
+}
+
+impl Directory {
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.binary_search_by(|e| e.name.as_str().cmp(name)).ok().map(|i| &self.entries[i])
+    }
+
+    fn nbytes(d: &Directory) -> usize {
+        256 + d.entries.iter().map(|e| 96 + e.name.len()).sum::<usize>() + d.whole.as_ref().map_or(0, |w| w.len())
+    }
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn corrupt(archive: &str, why: impl core::fmt::Display) -> Error {
+    Error::new(ErrorCode::CorruptShard, format!("{archive}: not a readable zip archive: {why}"))
+}
+
+/// Where the directory is, from the end of the archive: `tail` holds its last bytes, from
+/// `tail_at`; the archive has `size` bytes. (directory offset, size, entries, comment, zip64)
+pub fn find_directory(archive: &str, tail: &[u8], tail_at: u64, size: u64) -> Result<(u64, u64, u64, String, bool)> {
+    // The end record: the last signature whose comment length reaches the end exactly.
+    let mut at = None;
+    for i in (0..tail.len().saturating_sub(21)).rev() {
+        if u32_at(tail, i) == Some(EOCD) && u16_at(tail, i + 20).map(usize::from) == Some(tail.len() - i - 22) {
+            at = Some(i);
+            break;
+        }
+    }
+    let i = at.ok_or_else(|| corrupt(archive, "no end of central directory record"))?;
+    let field = |o: usize| u16_at(tail, i + o).unwrap_or(0);
+    let mut entries = u64::from(field(10));
+    let mut cd_size = u64::from(u32_at(tail, i + 12).unwrap_or(0));
+    let mut cd_offset = u64::from(u32_at(tail, i + 16).unwrap_or(0));
+    let comment = String::from_utf8_lossy(&tail[i + 22..]).into_owned();
+    let mut zip64 = false;
+    // A ZIP64 locator just before the end record points at the ZIP64 end record.
+    if i >= 20 && u32_at(tail, i - 20) == Some(ZIP64_LOCATOR) {
+        zip64 = true;
+        let record = u64_at(tail, i - 12).unwrap_or(u64::MAX);
+        let local = record.checked_sub(tail_at).map(|r| r as usize);
+        let r = match local {
+            Some(r) if u32_at(tail, r) == Some(ZIP64_EOCD) && r + 56 <= tail.len() => r,
+            _ => return Err(corrupt(archive, "the ZIP64 end record is not where its locator says")),
+        };
+        entries = u64_at(tail, r + 32).unwrap_or(0);
+        cd_size = u64_at(tail, r + 40).unwrap_or(0);
+        cd_offset = u64_at(tail, r + 48).unwrap_or(0);
+    }
+    let end = cd_offset.checked_add(cd_size).ok_or_else(|| corrupt(archive, "the directory's size overflows"))?;
+    if end > size {
+        return Err(corrupt(archive, format!("the directory ({cd_size} bytes at {cd_offset}) lies beyond its {size} bytes")));
+    }
+    // Each entry takes at least 46 bytes of the directory.
+    if entries.saturating_mul(46) > cd_size {
+        return Err(corrupt(archive, format!("{entries} entries cannot fit in a {cd_size}-byte directory")));
+    }
+    Ok((cd_offset, cd_size, entries, comment, zip64))
+}
+
+/// The entries of a central directory (`cd`, at `cd_offset` of an archive of `size` bytes).
+pub fn parse_directory(archive: &str, cd: &[u8], cd_offset: u64, entries: u64, zip64: bool) -> Result<Vec<Entry>> {
+    let mut out: Vec<Entry> = Vec::new();
+    out.try_reserve_exact(entries.min(cd.len() as u64 / 46) as usize)
+        .map_err(|_| Error::new(ErrorCode::TooLarge, format!("{archive}: cannot hold {entries} entries")))?;
+    let mut p = 0usize;
+    // Where each entry's local header could begin when the layout is as the directory says.
+    let mut declared_headers: Vec<u64> = Vec::new();
+    for k in 0..entries {
+        let bad = || corrupt(archive, format!("directory entry {k} is cut short or malformed"));
+        if u32_at(cd, p) != Some(CENTRAL) {
+            return Err(bad());
+        }
+        let flags = u16_at(cd, p + 8).ok_or_else(bad)?;
+        let method = u16_at(cd, p + 10).ok_or_else(bad)?;
+        let crc = u32_at(cd, p + 16).ok_or_else(bad)?;
+        let mut compressed = u64::from(u32_at(cd, p + 20).ok_or_else(bad)?);
+        let mut size = u64::from(u32_at(cd, p + 24).ok_or_else(bad)?);
+        let name_len = usize::from(u16_at(cd, p + 28).ok_or_else(bad)?);
+        let extra_len = usize::from(u16_at(cd, p + 30).ok_or_else(bad)?);
+        let comment_len = usize::from(u16_at(cd, p + 32).ok_or_else(bad)?);
+        let mut header = u64::from(u32_at(cd, p + 42).ok_or_else(bad)?);
+        let name_bytes = cd.get(p + 46..p + 46 + name_len).ok_or_else(bad)?;
+        let extra = cd.get(p + 46 + name_len..p + 46 + name_len + extra_len).ok_or_else(bad)?;
+        // ZIP64 extended information: the fields whose 32-bit value is all ones, in order.
+        let mut e = 0;
+        while e + 4 <= extra.len() {
+            let (id, n) = (u16_at(extra, e).unwrap_or(0), usize::from(u16_at(extra, e + 2).unwrap_or(0)));
+            if id == 1 {
+                let mut q = e + 4;
+                let mut take = |v: &mut u64| {
+                    if *v == 0xffff_ffff {
+                        if let Some(x) = u64_at(extra, q) {
+                            *v = x;
+                            q += 8;
+                        }
+                    }
+                };
+                take(&mut size);
+                take(&mut compressed);
+                take(&mut header);
+            }
+            e += 4 + n;
+        }
+        let name = String::from_utf8_lossy(name_bytes).into_owned();
+        let mut bad_entry = None;
+        if name.starts_with('/') || name.split(['/', '\\']).any(|s| s == "..") {
+            bad_entry = Some(format!("its name {name:?} leaves the archive's root"));
+        }
+        if flags & 1 != 0 {
+            bad_entry = Some("it is encrypted".to_string());
+        }
+        declared_headers.push(header.saturating_add(30 + name_len as u64 + extra_len as u64));
+        out.push(Entry { name, method, flags, crc, compressed, size, header, data: None, end: 0, bad: bad_entry });
+        p += 46 + name_len + extra_len + comment_len;
+    }
+    place_data(&mut out, &declared_headers, cd_offset, zip64);
+    // Later entries of a name win (as Python's zipfile reads them).
+    let order = crate::core::nd::order(out.len(), &|a, b| out[a].name < out[b].name);
+    let mut sorted: Vec<Entry> = Vec::with_capacity(out.len());
+    for i in order {
+        if sorted.last().is_some_and(|l: &Entry| l.name == out[i].name) {
+            sorted.pop();
+        }
+        sorted.push(out[i].clone());
+    }
+    Ok(sorted)
+}
+
+/// Where each entry's data starts when the layout shows it (see the module's doc), and which
+/// entries overlap others or the directory.
+fn place_data(entries: &mut [Entry], declared: &[u64], cd_offset: u64, zip64: bool) {
+    let by_offset = crate::core::nd::order(entries.len(), &|a, b| entries[a].header < entries[b].header);
+    for (k, &i) in by_offset.iter().enumerate() {
+        let next = by_offset.get(k + 1).map_or(cd_offset, |&j| entries[j].header);
+        entries[i].end = next;
+        let e = &entries[i];
+        let min_data = e.header.saturating_add(30).saturating_add(e.name.len() as u64);
+        if next < min_data.saturating_add(e.compressed) || e.header >= cd_offset {
+            entries[i].bad = Some(format!("its data overlaps the next entry or the directory (header at {})", e.header));
+            continue;
+        }
+        // A data descriptor (flag bit 3) follows the data: 12 to 24 bytes, signature optional.
+        let descriptors: &[u64] = if e.flags & 8 != 0 { &[12, 16, 20, 24] } else { &[0] };
+        let a = declared[i];
+        for &d in descriptors {
+            let Some(b) = next.checked_sub(e.compressed).and_then(|x| x.checked_sub(d)) else { continue };
+            if b == a || (zip64 && b == a + 20) {
+                entries[i].data = Some(b);
+                break;
+            }
+        }
+    }
+}
+
+/// An archive mounted as a store: objects under `prefix` (the archive's URL and `/`) are its
+/// entries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Archive {
+    /// The archive's URL, its query (a signed URL's token) kept.
+    pub url: String,
+    /// The archive's URL without the query, then `/`.
+    pub prefix: String,
+}
+
+/// Where an object inside a mounted store is.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// `len` bytes at `offset` of the object at `url`.
+    Range { url: String, offset: u64, len: u64 },
+    /// Bytes held here (an inflated entry).
+    Bytes(Rc<Vec<u8>>),
+    Missing,
+}
+
+impl Archive {
+    pub fn new(url: &str) -> Archive {
+        let (base, _) = super::split_url(url);
+        Archive { url: String::from(url), prefix: format!("{base}/") }
+    }
+
+    /// The entry name of an object URL under this archive.
+    pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
+        let rest = url.strip_prefix(self.prefix.as_str())?;
+        Some(rest.split(['?', '#']).next().unwrap_or(rest))
+    }
+
+    fn what(&self, entry: &str) -> String {
+        format!("entry {entry:?} of the zip archive {}", self.url)
+    }
+
+    /// The archive's directory, read once and cached.
+    pub async fn directory<C: HttpClient>(&self, store: &Store, c: &C) -> Result<Rc<Directory>> {
+        let url = self.url.clone();
+        let work = || async {
+            let tail = store
+                .read_object(c, &url, ByteRange::Tail(FIRST_READ))
+                .await?
+                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no zip archive here)")))?;
+            let size = tail.object_size.unwrap_or(tail.bytes.len() as u64);
+            let tail_at = size.saturating_sub(tail.bytes.len() as u64);
+            let (cd_offset, cd_size, entries, comment, zip64) = find_directory(&url, &tail.bytes, tail_at, size)?;
+            let cd = match cd_offset.checked_sub(tail_at) {
+                Some(start) => tail.bytes[start as usize..(start + cd_size) as usize].to_vec(),
+                None => store
+                    .read_object(c, &url, ByteRange::Range { offset: cd_offset, len: cd_size })
+                    .await?
+                    .ok_or_else(|| corrupt(&url, "the archive went missing"))?
+                    .bytes,
+            };
+            let entries = parse_directory(&url, &cd, cd_offset, entries, zip64)?;
+            let whole = (tail_at == 0).then(|| Rc::new(tail.bytes));
+            Ok(Directory { entries, comment, zip64, size, whole })
+        };
+        store.memo(c, &self.url, alloc::vec![KEY_INDEX], Directory::nbytes, work).await
+    }
+
+    /// Where entry `name` is.
+    pub async fn place<C: HttpClient>(&self, store: &Store, c: &C, name: &str) -> Result<Place> {
+        let dir = self.directory(store, c).await?;
+        let Some(e) = dir.get(name) else { return Ok(Place::Missing) };
+        if let Some(why) = &e.bad {
+            return Err(Error::new(ErrorCode::CorruptShard, format!("{}: {why}", self.what(name))));
+        }
+        if e.method != 0 && e.method != 8 {
+            let m = match e.method {
+                12 => "bzip2",
+                14 => "lzma",
+                93 => "zstd",
+                95 => "xz",
+                _ => "an unknown method",
+            };
+            let why = format!("{}: compressed with {m} ({}); only stored and deflated entries are read", self.what(name), e.method);
+            return Err(Error::new(ErrorCode::UnsupportedFormat, why));
+        }
+        if e.method == 8 {
+            return Ok(Place::Bytes(self.inflated(store, c, e, &dir).await?));
+        }
+        if e.compressed != e.size {
+            return Err(corrupt(&self.url, format!("{}: stored, but {} bytes stand for {}", self.what(name), e.compressed, e.size)));
+        }
+        let data = match e.data {
+            Some(d) => d,
+            None => self.data_offset(store, c, e).await?,
+        };
+        if let Some(w) = &dir.whole {
+            let b = w.get(data as usize..(data + e.size) as usize).ok_or_else(|| corrupt(&self.url, "an entry past the end"))?;
+            return Ok(Place::Bytes(Rc::new(b.to_vec())));
+        }
+        Ok(Place::Range { url: self.url.clone(), offset: data, len: e.size })
+    }
+
+    /// The data offset of an entry whose layout did not show it: from its local header.
+    async fn data_offset<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry) -> Result<u64> {
+        let header = e.header;
+        let url = self.url.clone();
+        let work = || async {
+            let h = store
+                .read_object(c, &url, ByteRange::Range { offset: header, len: 30 })
+                .await?
+                .ok_or_else(|| corrupt(&url, "the archive went missing"))?;
+            let b = &h.bytes;
+            if u32_at(b, 0) != Some(LOCAL) {
+                return Err(corrupt(&url, format!("no local header at {header}")));
+            }
+            let n = u64::from(u16_at(b, 26).unwrap_or(0)) + u64::from(u16_at(b, 28).unwrap_or(0));
+            Ok(header + 30 + n)
+        };
+        let at = store.memo(c, &self.url, alloc::vec![KEY_HEADER, header], |_| 64, work).await?;
+        Ok(*at)
+    }
+
+    /// A deflated entry, inflated (at most its declared size, and `maxDecodedBytes`), its
+    /// CRC-32 checked; cached. Read whole with its local header (one request, whatever the
+    /// layout): from its header to the next.
+    async fn inflated<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
+        let limit = store.config().max_body;
+        let what = self.what(&e.name);
+        if e.size > limit || e.compressed > limit {
+            return Err(crate::core::error::too_large(&format!("{what}: inflated"), e.size.max(e.compressed), limit, "maxDecodedBytes"));
+        }
+        let url = self.url.clone();
+        let e = e.clone();
+        let whole = dir.whole.clone();
+        let work = || async {
+            let len = e.end - e.header;
+            let raw = match &whole {
+                Some(w) => w.get(e.header as usize..e.end as usize).map(|b| b.to_vec()),
+                None => store.read_object(c, &url, ByteRange::Range { offset: e.header, len }).await?.map(|r| r.bytes),
+            };
+            let raw = raw.ok_or_else(|| corrupt(&url, "an entry past the end"))?;
+            if u32_at(&raw, 0) != Some(LOCAL) {
+                return Err(corrupt(&url, format!("{what}: no local header at {}", e.header)));
+            }
+            let start = 30 + usize::from(u16_at(&raw, 26).unwrap_or(0)) + usize::from(u16_at(&raw, 28).unwrap_or(0));
+            let stream = raw.get(start..start + e.compressed as usize).ok_or_else(|| corrupt(&url, format!("{what}: its data overlaps the next entry")))?;
+            let n = e.size as usize;
+            let mut probe: Vec<u8> = Vec::new();
+            probe.try_reserve_exact(n).map_err(|_| Error::new(ErrorCode::TooLarge, format!("{what}: cannot allocate {n} bytes")))?;
+            drop(probe);
+            let options = zune_inflate::DeflateOptions::default().set_limit(n).set_size_hint(n);
+            let out = zune_inflate::DeflateDecoder::new_with_options(stream, options)
+                .decode_deflate()
+                .map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: does not inflate ({:?})", err.error)))?;
+            if out.len() != n {
+                return Err(Error::new(ErrorCode::CorruptChunk, format!("{what}: inflates to {} bytes, not {n}", out.len())));
+            }
+            if crc32fast::hash(&out) != e.crc {
+                return Err(Error::new(ErrorCode::ChecksumMismatch, format!("{what}: CRC-32 mismatch")));
+            }
+            Ok(out)
+        };
+        store.memo(c, &self.url, alloc::vec![KEY_INFLATED, e.header], |v: &Vec<u8>| v.len(), work).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored zip of `files` as Python's zipfile writes one (no descriptors, no extras).
+    fn zip(files: &[(&str, &[u8])], comment: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut central = Vec::new();
+        for (name, data) in files {
+            let at = out.len() as u32;
+            let crc = crc32fast::hash(data);
+            out.extend_from_slice(&LOCAL.to_le_bytes());
+            out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            out.extend_from_slice(&crc.to_le_bytes());
+            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            out.extend_from_slice(&0u16.to_le_bytes());
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(data);
+            central.extend_from_slice(&CENTRAL.to_le_bytes());
+            central.extend_from_slice(&[20, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+            central.extend_from_slice(&crc.to_le_bytes());
+            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+            central.extend_from_slice(&[0; 12]);
+            central.extend_from_slice(&at.to_le_bytes());
+            central.extend_from_slice(name.as_bytes());
+        }
+        let cd_at = out.len() as u32;
+        out.extend_from_slice(&central);
+        out.extend_from_slice(&EOCD.to_le_bytes());
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        out.extend_from_slice(&(files.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(files.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+        out.extend_from_slice(&cd_at.to_le_bytes());
+        out.extend_from_slice(&(comment.len() as u16).to_le_bytes());
+        out.extend_from_slice(comment.as_bytes());
+        out
+    }
+
+    fn dir(z: &[u8]) -> Result<(Vec<Entry>, String)> {
+        let (at, n, count, comment, zip64) = find_directory("z", z, 0, z.len() as u64)?;
+        Ok((parse_directory("z", &z[at as usize..(at + n) as usize], at, count, zip64)?, comment))
+    }
+
+    #[test]
+    fn entries_and_their_data_without_local_headers() {
+        let z = zip(&[("b/zarr.json", b"{}"), ("a", b"hello")], "{\"ome\":{\"version\":\"0.5\"}}");
+        let (entries, comment) = dir(&z).unwrap();
+        assert_eq!(comment, "{\"ome\":{\"version\":\"0.5\"}}");
+        assert_eq!(entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a", "b/zarr.json"]);
+        let a = &entries[0];
+        let at = a.data.unwrap() as usize;
+        assert_eq!(&z[at..at + 5], b"hello");
+    }
+
+    #[test]
+    fn hostile_directories_are_typed_errors() {
+        let z = zip(&[("a", b"x")], "");
+        let n = z.len();
+        // The directory's offset pointing past the end.
+        let mut bad = z.clone();
+        bad[n - 6..n - 2].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(dir(&bad).unwrap_err().code, ErrorCode::CorruptShard);
+        // 2^16-1 entries claimed in a tiny directory.
+        let mut bad = z.clone();
+        bad[n - 12..n - 10].copy_from_slice(&u16::MAX.to_le_bytes());
+        assert_eq!(dir(&bad).unwrap_err().code, ErrorCode::CorruptShard);
+        // No end record at all.
+        assert_eq!(dir(b"not a zip at all, not at all").unwrap_err().code, ErrorCode::CorruptShard);
+        // A name leaving the root, an entry overlapping the directory.
+        let (e, _) = dir(&zip(&[("../evil", b"x")], "")).unwrap();
+        assert!(e[0].bad.as_deref().unwrap().contains("root"));
+    }
+}
