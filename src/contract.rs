@@ -78,6 +78,7 @@ export interface WasmArrayMeta {
   fields: WasmField[] | null;
   scales: WasmScale[] | null;
   scaleIndex: number | null;
+  container: WasmContainer | null;
 }
 
 export interface WasmGroupMeta {
@@ -88,6 +89,18 @@ export interface WasmGroupMeta {
   /** The URL the group was opened from (a store root for the draft layout), and its path under it. */
   root: string;
   path: string;
+  /** Its children, as its consolidated metadata (or its parent's) lists them; empty without. */
+  children: { name: string; kind: "array" | "group" }[];
+  /** Whether consolidated metadata describes its members (children open without a request). */
+  consolidated: boolean;
+  container: WasmContainer | null;
+}
+
+/** What holds a node when it is not a plain store: a zip archive (its URL and comment). */
+export interface WasmContainer {
+  kind: "zip";
+  url: string;
+  comment: string;
 }
 
 /** A multiscale image's description (core `metadata/multiscale.rs`): levels finest first. */

@@ -26,6 +26,7 @@ export class DatasetError extends Error {
 }
 
 const PREFIXES = /^(zarr[23]?|precomputed|n5):\/\//i;
+// (`|zip:path`, `|zarr3:` pipelines, `.zip`/`.ozx` archives and reference files are the library's.)
 
 /** Normalise user input: scheme prefixes (Neuroglancer style), trailing metadata file names. */
 export function parseInput(input) {
@@ -36,9 +37,14 @@ export function parseInput(input) {
     hint = m[1].toLowerCase();
     url = url.slice(m[0].length);
   }
+  // A Neuroglancer pipeline (`url|zip:path|zarr3:`) goes to the library as typed (browsers
+  // percent-encode `|` when normalising a URL).
+  const bar = url.indexOf("|");
+  const pipeline = bar < 0 ? "" : url.slice(bar);
+  if (bar >= 0) url = url.slice(0, bar);
   url = url.replace(/\/(zarr\.json|\.zarray|\.zgroup|\.zattrs|\.zmetadata|info)$/, "").replace(/\/+$/, "");
   if (/\/info$/.test(String(input)) && hint === null) hint = "precomputed";
-  return { url: new URL(url, globalThis.location?.href).href.replace(/\/+$/, ""), hint };
+  return { url: new URL(url, globalThis.location?.href).href.replace(/\/+$/, "") + pipeline, hint };
 }
 
 function axisType(name, given) {
@@ -209,8 +215,9 @@ async function open(api, input, { signal } = {}) {
   } catch {
     throw new DatasetError("Not a URL", String(input), { code: "BadUrl", hint: "Enter an http(s) URL of a dataset." });
   }
-  if (!/^https?:$/.test(new URL(url).protocol)) {
-    throw new DatasetError("Not an http(s) URL", url, { code: "BadUrl" });
+  // gs:// and s3:// are read through their public HTTPS endpoints (the library maps them).
+  if (!/^(https?|gs|s3):$/.test(new URL(url.split("|")[0]).protocol)) {
+    throw new DatasetError("Not an http(s), gs:// or s3:// URL", url, { code: "BadUrl" });
   }
   try {
     if (hint === "precomputed") {

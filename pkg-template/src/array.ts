@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
-import type { ArrayData, ArrayStats, ChunkResult, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
+import type { ArrayData, ArrayStats, ChunkResult, Container, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
 import { checkSignal, raceAbort, ShardfetchError, toError, type ErrorCode } from "./errors.js";
 import { api, initialize, moduleGeneration, unlessTrapped } from "./module.js";
 import { wasmOptions } from "./early.js";
@@ -15,7 +15,7 @@ import { ChunkBatcher } from "./batch.js";
 import { Decoding } from "./decoding.js";
 import type { ArrayDocs, Pool } from "./pool.js";
 import { compiledDecoders } from "./decoders.js";
-import { parseAttributes } from "./group.js";
+import { containerOf, parseAttributes } from "./group.js";
 
 /** An opened array. */
 export class ShardedArray {
@@ -53,6 +53,8 @@ export class ShardedArray {
   readonly attributesText: string;
   #attributes: Readonly<Record<string, unknown>> | undefined;
   readonly dimensionNames: readonly (string | null)[] | null;
+  /** The archive holding the array (a `.zip`, an `.ozx`), or `null`. */
+  readonly container: Container | null;
 
   #handle: WasmArray | null;
   /** The module instance the handle belongs to, and what rebuilds it in a new one. */
@@ -84,6 +86,7 @@ export class ShardedArray {
     this.fillValue = meta.fillValue;
     this.attributesText = meta.attributes ?? "{}";
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
+    this.container = containerOf(meta.container);
     this.itemSize = meta.itemSize;
     this.fields = meta.fields === null ? null : Object.freeze(meta.fields as Field[]);
     this.scales = meta.scales === null ? null : Object.freeze(meta.scales);

@@ -2,10 +2,10 @@
  * {@link Group}: an opened group; its children open as the group's format, without probing.
  * @packageDocumentation
  */
-import type { WasmGroupMeta } from "./wasm/shardfetch.js";
-import { api, initialize } from "./module.js";
+import type { WasmContainer, WasmGroup, WasmGroupMeta } from "./wasm/shardfetch.js";
+import { api, initialize, moduleGeneration } from "./module.js";
 import type { ShardedArray } from "./array.js";
-import type { Format, OpenOptions } from "./types.js";
+import type { Container, Format, OpenOptions } from "./types.js";
 import { ShardfetchError } from "./errors.js";
 
 /**
@@ -17,8 +17,30 @@ export function parseAttributes(text: string): Readonly<Record<string, unknown>>
   return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 }
 
-/** How a group opens its children (the package's `open`). */
-type Opener = (url: string, options: OpenOptions) => Promise<ShardedArray | Group>;
+/**
+ * How a group opens its children (the package's `open`); `via`: the group's module object,
+ * whose consolidated metadata answers the children's metadata requests.
+ */
+type Opener = (url: string, options: OpenOptions, via?: WasmGroup) => Promise<ShardedArray | Group>;
+
+/** @internal What holds a node, as the module describes it, with an `.ozx`'s OME version. */
+export function containerOf(c: WasmContainer | null | undefined): Container | null {
+  if (!c) return null;
+  let omeVersion: string | null = null;
+  try {
+    const v = (JSON.parse(c.comment) as { ome?: { version?: unknown } } | null)?.ome?.version;
+    omeVersion = typeof v === "string" ? v : null;
+  } catch {
+    // Not JSON: no version.
+  }
+  return Object.freeze({ kind: c.kind, url: c.url, comment: c.comment, omeVersion });
+}
+
+/** A member of a group, as its consolidated metadata lists it. */
+export interface GroupChild {
+  name: string;
+  kind: "array" | "group";
+}
 
 /** An opened group (Zarr v3, v2 or draft v3). */
 export class Group {
@@ -34,14 +56,27 @@ export class Group {
   readonly #path: string;
   readonly #options: OpenOptions;
   readonly #open: Opener;
+  readonly #children: readonly GroupChild[];
+  /** Whether consolidated metadata describes this group's members. */
+  readonly consolidated: boolean;
+  /** The archive holding the group (a `.zip`, an `.ozx`), or `null`. */
+  readonly container: Container | null;
+  /** The module's group (kept while it has consolidated metadata to answer from), and its instance. */
+  #handle: WasmGroup | null;
+  readonly #generation: number;
 
   /** @internal Use {@link open} or {@link Group.open}. */
-  constructor(meta: WasmGroupMeta, options: OpenOptions, open: Opener) {
+  constructor(meta: WasmGroupMeta, options: OpenOptions, open: Opener, handle: WasmGroup | null = null) {
     this.url = meta.url;
     this.format = meta.format;
     this.attributesText = meta.attributes ?? "{}";
     this.#root = meta.root;
     this.#path = meta.path;
+    this.#children = Object.freeze((meta.children ?? []).map((c) => Object.freeze({ name: c.name, kind: c.kind })));
+    this.consolidated = meta.consolidated ?? false;
+    this.container = containerOf(meta.container);
+    this.#handle = handle;
+    this.#generation = moduleGeneration();
     const { path: _path, ...rest } = options;
     void _path;
     this.#options = rest;
@@ -62,10 +97,30 @@ export class Group {
     return node;
   }
 
-  /** Open a child node (path relative to this group); options default to the group's. */
+  /**
+   * The group's children as its consolidated metadata lists them (Zarr v3
+   * `consolidated_metadata`, v2 `.zmetadata`; a child group's from its parent's): name and kind,
+   * in the document's order. Empty when there is none (a plain store cannot be listed over HTTP).
+   */
+  children(): readonly GroupChild[] {
+    return this.#children;
+  }
+
+  /**
+   * Open a child node (path relative to this group); options default to the group's. With
+   * consolidated metadata, its metadata comes from there: no request.
+   */
   async open(child: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
     await initialize();
     const path = api().childPath(this.#path, api().childPath(child, options.path ?? ""));
-    return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path });
+    // The module's group belongs to the instance that made it: after a replacement, plain reads.
+    const via = this.#handle !== null && this.#generation === moduleGeneration() ? this.#handle : undefined;
+    return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path }, via);
+  }
+
+  /** Let go of the consolidated metadata held for the children (otherwise kept until the page goes). */
+  close(): void {
+    this.#handle?.free();
+    this.#handle = null;
   }
 }

@@ -10,7 +10,7 @@ import { initialize } from "./module.js";
 
 export { open, openArray } from "./open.js";
 export { ShardedArray } from "./array.js";
-export { Group } from "./group.js";
+export { Group, type GroupChild } from "./group.js";
 export { openMultiscale, Multiscale, type MultiscaleAxis, type MultiscaleLevel } from "./multiscale.js";
 export { ShardfetchError, type ErrorCode } from "./errors.js";
 export { initialize } from "./module.js";
@@ -21,6 +21,7 @@ export { setAutoWarmUp, warmUp, type WarmUpReport } from "./warmup.js";
 export type {
   ArrayStats,
   ChunkResult,
+  Container,
   DataType,
   Field,
   Float16ArrayLike,

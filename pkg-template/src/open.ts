@@ -13,7 +13,12 @@ import { Group } from "./group.js";
 import { loadDecoders } from "./decoder-urls.js";
 
 /** Open the node (array or group) at `url` (+ `options.path`). */
-export async function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+export function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
+  return openVia(url, options);
+}
+
+/** {@link open}, through a group whose consolidated metadata answers the node's metadata. */
+async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Promise<ShardedArray | Group> {
   if (typeof url !== "string" && !((url as unknown) instanceof URL)) {
     throw new ShardfetchError("InvalidSelection", "url must be a string");
   }
@@ -29,7 +34,8 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
   let node: WasmArray | WasmGroup;
   const glue = api();
   try {
-    node = await unlessTrapped(glue.openNode(String(url), wasmOptions(options, early)));
+    const o = wasmOptions(options, early);
+    node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
   } catch (e) {
     throw toError(e);
   }
@@ -46,12 +52,14 @@ export async function open(url: string, options: OpenOptions = {}): Promise<Shar
       }
       return new ShardedArray(node, node.meta(), options);
     }
-    // A group needs nothing from the wasm side once its metadata is read.
-    return new Group(node.meta(), options, open);
+    // A group needs nothing more from the module once its metadata is read, but for what its
+    // children open from: its consolidated metadata, the directory of the archive holding it.
+    const meta = node.meta();
+    const keep = meta.consolidated || meta.container !== null ? node : null;
+    if (keep === null) node.free();
+    return new Group(meta, options, openVia, keep);
   } catch (e) {
     throw toError(e);
-  } finally {
-    if (!isArray(node)) node.free();
   }
 }
 

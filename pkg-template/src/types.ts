@@ -156,3 +156,14 @@ export interface ArrayStats extends WasmStats {
   /** getChunk calls answered by the decoded-chunk cache (option `chunkCacheBytes`). */
   chunkCacheHits: number;
 }
+
+/**
+ * What holds a node when it is not a plain store: a zip archive (`.zip`, OME's `.ozx`), its URL,
+ * its comment, and the OME version an `.ozx` names there (`{"ome": {"version": "0.5"}}`).
+ */
+export interface Container {
+  kind: "zip";
+  url: string;
+  comment: string;
+  omeVersion: string | null;
+}

@@ -4,7 +4,7 @@
 //! | layer | what | may import |
 //! |---|---|---|
 //! | [`error`], [`nd`], [`json`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser | — |
-//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter | `error`, `json` |
+//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter; stores over stores (zip archives, consolidated documents) | `error`, `nd`, `json` |
 //! | [`metadata`] | documents → one array description (all formats) | `error`, `nd`, `json` |
 //! | [`codec`] | one file per codec behind one trait; chains | + `metadata` |
 //! | [`shard`] | shard indexes → byte spans, read through the store | + `storage`, `codec` |

@@ -7,10 +7,10 @@ use super::codec::{external, Decoders};
 use super::error::{Error, ErrorCode, Result};
 use super::json::{self, Raw};
 use super::metadata::v3::Node;
-use super::metadata::{draft, precomputed, v2, Documents, Format};
+use super::metadata::{consolidated, draft, precomputed, v2, Documents, Format};
 use super::read::Array;
 use super::storage::zip::Archive;
-use super::storage::{self, join, join_paths, split_url, Config, HttpClient, Mount, Store};
+use super::storage::{self, join, join_paths, split_url, Config, Container, HttpClient, Known, Mount, Store};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -38,6 +38,10 @@ pub struct OpenOptions {
     pub decoders: Option<Rc<dyn Decoders>>,
     /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`).
     pub store: Option<StoreKind>,
+    /// Documents known without a request: a parent group's consolidated metadata.
+    pub known: Option<Rc<Known>>,
+    /// The archive a parent group was read from (its directory read once for all).
+    pub mount: Option<Mount>,
 }
 
 /// What holds the nodes: objects of their own, or the entries of a zip archive.
@@ -69,6 +73,8 @@ impl Default for OpenOptions {
             max_decoded: crate::core::error::MAX_DECODED,
             decoders: external::linked(),
             store: None,
+            known: None,
+            mount: None,
         }
     }
 }
@@ -80,6 +86,14 @@ pub struct Group {
     pub path: String,
     /// JSON text of an object.
     pub attributes: Raw,
+    /// The documents of its members its consolidated metadata holds (or its parent's did).
+    pub known: Option<Rc<Known>>,
+    /// Its children as that metadata lists them: (name, whether an array).
+    pub children: Vec<(String, bool)>,
+    /// The archive holding it, if one does.
+    pub container: Option<Container>,
+    /// What its children open through (the archive it was read from).
+    pub mount: Option<Mount>,
 }
 
 impl Group {
@@ -170,14 +184,51 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let place = Location::new(url, &path);
     let mut store = Store::new(Config { max_document: options.max_metadata as u64, ..options.config });
     if zip.is_some() {
-        store = store.with_mount(Mount::Zip(Archive::new(url)));
+        let archive = Archive::new(url);
+        // The parent's archive, whose directory is read already, when it is this one.
+        let mount = match options.mount {
+            Some(Mount::Zip(z)) if z.url == archive.url => Mount::Zip(z),
+            _ => Mount::Zip(Rc::new(archive)),
+        };
+        store = store.with_mount(mount);
     }
     let store = Rc::new(store);
-    let s = &store;
+    store.set_known(options.known.clone());
     let scale = options.scale;
+    let opened = detect_in(c, &place, forced, scale, store.clone()).await?;
+    let container = store.container(c).await;
+    Ok(match opened {
+        // A group lists its members from consolidated metadata (its own, or its parent's).
+        Opened::Group(mut g) => {
+            // Its own consolidated metadata, unless it holds nothing (zarr-python writes an empty
+            // one into a child group's entry): then its parent's.
+            if g.known.as_ref().is_none_or(|k| k.is_empty()) {
+                g.known = store.known().or(g.known);
+            }
+            if let Some(k) = &g.known {
+                g.children = k.children_of(&place.node());
+            }
+            g.container = container;
+            g.mount = store.mount().cloned();
+            Opened::Group(g)
+        }
+        Opened::Array(a) => Opened::Array(Box::new(a.with_container(container))),
+    })
+}
+
+/// Open the node at `place` (as `forced`, or detecting the format) through `store`.
+async fn detect_in<C: HttpClient>(
+    c: &C,
+    place: &Location,
+    forced: Option<Format>,
+    scale: Option<String>,
+    store: Rc<Store>,
+) -> Result<Opened> {
+    let s = &store;
+    let place = place;
     match forced {
         Some(Format::Zarr3) => match get(c, s, &place.file("zarr.json")).await? {
-            Some(text) => open_v3(c, &place, text, store.clone()).await,
+            Some(text) => open_v3(c, place, text, store.clone()).await,
             None => Err(not_found(&place.file("zarr.json"), "no Zarr v3 array or group here")),
         },
         Some(Format::Zarr2) => {
@@ -185,33 +236,46 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             let (zarray, zattrs) = both(get(c, s, &place.file(".zarray")), get(c, s, &place.file(".zattrs"))).await;
             let attrs = zattrs?;
             match zarray? {
-                Some(text) => open_v2_array(&place, &text, attrs, store.clone()),
-                None => match get(c, s, &place.file(".zgroup")).await? {
-                    Some(text) => open_v2_group(&place, &text, attrs),
-                    None => Err(not_found(&place.node(), "no .zarray or .zgroup: not a Zarr v2 array or group")),
-                },
+                Some(text) => open_v2_array(place, &text, attrs, store.clone()),
+                None => {
+                    // A group's consolidated metadata, if it has one, with its .zgroup.
+                    let (zgroup, zmetadata) =
+                        both(get(c, s, &place.file(".zgroup")), get(c, s, &place.file(".zmetadata"))).await;
+                    if let Some(z) = zmetadata? {
+                        consolidate_v2(place, &z, s)?;
+                    }
+                    match zgroup? {
+                        Some(text) => open_v2_group(place, &text, attrs),
+                        None => Err(not_found(&place.node(), "no .zarray or .zgroup: not a Zarr v2 array or group")),
+                    }
+                }
             }
         }
-        Some(Format::Zarr3Draft) => open_draft(c, &place, store.clone()).await,
+        Some(Format::Zarr3Draft) => open_draft(c, place, store.clone()).await,
         Some(Format::Precomputed) => match get(c, s, &place.file("info")).await? {
-            Some(doc) => open_precomputed(&place, doc, scale, store.clone()),
+            Some(doc) => open_precomputed(place, doc, scale, store.clone()),
             None => Err(not_found(&place.file("info"), "no Neuroglancer precomputed volume here")),
         },
         None => {
             // Most common first: Zarr v3 costs one request, a v2 array two (+ its attributes).
             if let Some(text) = get(c, s, &place.file("zarr.json")).await? {
-                return open_v3(c, &place, text, store.clone()).await;
+                return open_v3(c, place, text, store.clone()).await;
+            }
+            // Then a v2 group's consolidated metadata (xarray and zarr-python 2 write it): one
+            // request for the group and all it holds; the probes below are answered from it.
+            if let Some(z) = get(c, s, &place.file(".zmetadata")).await? {
+                consolidate_v2(place, &z, s)?;
             }
             if let Some(text) = get(c, s, &place.file(".zarray")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
-                return open_v2_array(&place, &text, attributes, store.clone());
+                return open_v2_array(place, &text, attributes, store.clone());
             }
             if let Some(doc) = get(c, s, &place.file("info")).await? {
                 // Only a precomputed volume's info: another JSON file of that name is not ours;
                 // one that is not JSON at all (cut short) is reported, not skipped.
                 match json::validate(&doc) {
                     Ok(_) if precomputed::VolumeInfo::parse(&doc).is_ok() => {
-                        return open_precomputed(&place, doc, scale, store.clone());
+                        return open_precomputed(place, doc, scale, store.clone());
                     }
                     Ok(_) => {}
                     Err(e) if e.is_eof() => {
@@ -223,20 +287,49 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             }
             if let Some(text) = get(c, s, &place.file(".zgroup")).await? {
                 let attributes = v2_attributes(c, s, &place).await?;
-                return open_v2_group(&place, &text, attributes);
+                return open_v2_group(place, &text, attributes);
             }
             // Last, a node inside a draft v3 store: the entry point is at the store root.
             if !place.path.is_empty() {
                 let entry = format!("{}/zarr.json{}", place.root, place.query);
                 if let Some(text) = get(c, s, &entry).await? {
                     if matches!(Node::parse(&text), Ok(Node::DraftRoot)) {
-                        return open_draft(c, &place, store.clone()).await;
+                        return open_draft(c, place, store.clone()).await;
                     }
                 }
             }
             Err(not_found(&place.node(), "no zarr.json, .zarray, info or .zgroup here"))
         }
     }
+}
+
+/// Lay a v2 group's `.zmetadata` (`text`, at `place`) over `store`: its members' documents,
+/// and, for each node it describes, the v2 files that node lacks (no request for those).
+fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
+    let members = consolidated::v2(text).map_err(|e| e.at(&place.file(".zmetadata")))?;
+    let node = place.node();
+    let mut docs: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    let mut nodes: Vec<String> = Vec::new();
+    for (key, doc) in members {
+        let (path, file) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
+        if matches!(file, ".zarray" | ".zgroup") && !nodes.iter().any(|n| n == path) {
+            nodes.push(String::from(path));
+        }
+        docs.push((join(&node, &key), Some(doc.into_bytes())));
+    }
+    for path in nodes {
+        for file in ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"] {
+            let url = join(&join(&node, &path), file);
+            if path.is_empty() && file == ".zmetadata" {
+                continue;
+            }
+            if !docs.iter().any(|(u, _)| *u == url) {
+                docs.push((url, None));
+            }
+        }
+    }
+    store.set_known(Some(Rc::new(Known::new(docs))));
+    Ok(())
 }
 
 fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, store: Rc<Store>) -> Result<Opened> {
@@ -256,7 +349,8 @@ fn open_v2_array(place: &Location, text: &[u8], attrs: Option<Vec<u8>>, store: R
 fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Result<Opened> {
     v2::check_group(text).map_err(|e| e.at(&place.file(".zgroup")))?;
     let attributes = v2::parse_attributes(attrs.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
-    Ok(Opened::Group(Group { format: Format::Zarr2, root: place.root.clone(), path: place.path.clone(), attributes }))
+    let (root, path) = (place.root.clone(), place.path.clone());
+    Ok(Opened::Group(Group { format: Format::Zarr2, root, path, attributes, known: None, children: Vec::new(), container: None, mount: None }))
 }
 
 fn not_found(url: &str, why: &str) -> Error {
@@ -276,12 +370,24 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: Vec<u8>, store: R
             let root = Location { root: place.node(), path: String::new(), query: place.query.clone() };
             open_draft(c, &root, store).await
         }
-        Node::Group { attributes } => Ok(Opened::Group(Group {
-            format: Format::Zarr3,
-            root: place.root.clone(),
-            path: place.path.clone(),
-            attributes,
-        })),
+        Node::Group { attributes } => {
+            // zarr-python 3's consolidated metadata: the members' zarr.json, no request each.
+            let members = consolidated::v3(&text).map_err(|e| e.at(&meta_url))?;
+            let known = members.map(|list| {
+                let node = place.node();
+                Rc::new(Known::new(list.into_iter().map(|(k, d)| (join(&node, &k), Some(d.into_bytes()))).collect()))
+            });
+            Ok(Opened::Group(Group {
+                format: Format::Zarr3,
+                root: place.root.clone(),
+                path: place.path.clone(),
+                attributes,
+                known,
+                children: Vec::new(),
+                container: None,
+                mount: None,
+            }))
+        }
         Node::Array(meta) => {
             // The array builds its own description from the documents.
             drop(meta);
@@ -317,6 +423,10 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) ->
         root: place.root.clone(),
         path: place.path.clone(),
         attributes,
+        known: None,
+        children: Vec::new(),
+        container: None,
+        mount: None,
     }))
 }
 

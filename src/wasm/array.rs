@@ -95,6 +95,7 @@ impl WasmArray {
         let (scales, index) = scales_of(a);
         set(&o, "scales", scales);
         set(&o, "scaleIndex", index);
+        set(&o, "container", super::convert::container_to_js(a.container()));
         o.into()
     }
 

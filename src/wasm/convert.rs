@@ -208,6 +208,16 @@ impl Decoders for JsDecoders {
     }
 }
 
+/// What holds a node (`{ kind, url, comment }`), or null.
+pub fn container_to_js(c: Option<&crate::core::storage::Container>) -> JsValue {
+    let Some(c) = c else { return JsValue::NULL };
+    let o = Object::new();
+    set(&o, "kind", c.kind);
+    set(&o, "url", c.url.as_str());
+    set(&o, "comment", c.comment.as_str());
+    o.into()
+}
+
 /// A scale given as an index or a key.
 pub fn scale_name(s: &JsValue) -> String {
     match s.as_f64() {

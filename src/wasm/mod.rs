@@ -29,8 +29,20 @@ use wasm_bindgen_futures::future_to_promise;
 /// Open the array or group at `url`: resolves to a `WasmArray` or a `WasmGroup`.
 #[wasm_bindgen(js_name = openNode, unchecked_return_type = "Promise<WasmArray | WasmGroup>")]
 pub fn open_node(url: String, #[wasm_bindgen(unchecked_param_type = "WasmOptions")] options: JsValue) -> Promise {
+    open_with(url, options, None, None)
+}
+
+/// [`open_node`], with documents known without a request (a group's consolidated metadata).
+pub(crate) fn open_with(
+    url: String,
+    options: JsValue,
+    known: Option<alloc::rc::Rc<crate::core::storage::Known>>,
+    mount: Option<crate::core::storage::Mount>,
+) -> Promise {
     future_to_promise(async move {
-        let o = parse_options(&options).map_err(to_js)?;
+        let mut o = parse_options(&options).map_err(to_js)?;
+        o.open.known = known;
+        o.open.mount = mount;
         if let Some(n) = o.max_in_flight {
             fetch::limiter(&url).set_max(n);
         }

@@ -20,8 +20,10 @@ const fixtures = path.join(root, "tests/fixtures");
 const bin = (name) => path.join(apps, "node_modules/.bin", name);
 const run = (cmd, args, cwd) => promisify(execFile)(cmd, args, { cwd, encoding: "utf8", maxBuffer: 1 << 24 });
 
-// The fixture read: a sharded, gzip-compressed uint16 array written by zarr-python.
+// The fixtures read: a sharded, gzip-compressed uint16 array written by zarr-python, and a JPEG
+// XL precomputed volume written by cloud-volume (its decoder a module the bundle must carry).
 const CASE = { path: "zp/shard_gzip_end", expected: "expected/zp_shard_gzip_end.bin" };
+const JXL = { path: "cloudvolume/cv_jxl_u8", expected: "expected/cloudvolume/cv_jxl_u8.bin" };
 
 function fnv1a(bytes) {
   let h = 0x811c9dc5;
@@ -77,7 +79,8 @@ for (const [name, build] of Object.entries(BUILDS)) {
     page.on("console", (m) => m.type() === "error" && problems.push(m.text()));
     try {
       const url = `${data.url}/fixtures/data/${CASE.path}`;
-      await page.goto(`${app.url}/app/index.html?url=${encodeURIComponent(url)}`);
+      const jxl = `${data.url}/fixtures/data/${JXL.path}`;
+      await page.goto(`${app.url}/app/index.html?url=${encodeURIComponent(url)}&jxl=${encodeURIComponent(jxl)}`);
       await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60000 });
       const r = await page.evaluate(() => window.__result);
       assert.ok(r.ok, `${r.code}: ${r.message} ${problems.join(" | ")}`);
@@ -85,7 +88,14 @@ for (const [name, build] of Object.entries(BUILDS)) {
       assert.equal(r.length, expected.length);
       assert.equal(r.hash, fnv1a(expected), "values differ from the writer's");
       assert.ok(r.workerJobs > 0, `no chunk decoded in a worker (${problems.join(" | ")})`);
+      // The JPEG XL volume: the writer's values (a region comes C-ordered).
+      const want = fs.readFileSync(path.join(fixtures, JXL.expected));
+      assert.equal(r.jxl.length, want.length);
+      assert.equal(r.jxl.hash, fnv1a(want), "JPEG XL values differ from the writer's");
       const served = app.log.map((e) => e.path);
+      // The module and one decoder module (bundlers may rename them: counted, not named).
+      const wasm = [...new Set(served.filter((p) => p.endsWith(".wasm")))];
+      assert.equal(wasm.length, 2, `wasm files served: ${wasm.join(", ")}`);
       console.log(`# ${name}: ${r.workerJobs} chunks decoded in workers; app files served: ${[...new Set(served)].join(", ")}`);
     } finally {
       await page.close();

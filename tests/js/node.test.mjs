@@ -1150,14 +1150,15 @@ test("getChunk calls made in the same task share requests; a whole shard is one 
 test("precomputed: detected by its info, precomputed:// prefix, scales, strides, 3 cold / 1 warm requests", async () => {
   const c = caseByName("ident_u16");
   const cf = countingFetch();
-  // Detected without a format: zarr.json and .zarray are absent, then the info.
+  // Detected without a format: zarr.json, a v2 group's consolidated .zmetadata and .zarray are
+  // absent, then the info.
   const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch });
   assert.equal(arr.format, "precomputed");
   assert.deepEqual(arr.dimensionNames, ["x", "y", "z", "channel"]);
   assert.deepEqual(Array.from(arr.shape), c.shape);
   assert.equal(arr.scales.length >= 1, true);
   assert.equal(arr.scaleIndex, 0);
-  assert.deepEqual(cf.calls.map((k) => k.url.split("/").pop()), ["zarr.json", ".zarray", "info"]);
+  assert.deepEqual(cf.calls.map((k) => k.url.split("/").pop()), ["zarr.json", ".zmetadata", ".zarray", "info"]);
   // Stored [channel][z][y][x]: x is fastest.
   const chunk = await arr.getChunk([0, 0, 0, 0]);
   assert.equal(chunk.stride[0], 1);

@@ -579,6 +579,58 @@ test("Neuroglancer precomputed by URL parameter: a sharded volume's z plane, and
   }
 });
 
+test("a JPEG XL precomputed volume (its decoder a module fetched on demand): screen pixels match cloud-volume's values", async () => {
+  // cv_jxl_u8: [x, y, z, channel] = 40x30x10x1, lossless; a chunk missing (fill 0).
+  const exp = expectedOf("cloudvolume/cv_jxl_u8", Uint8Array);
+  const [sx, sy, sz] = [40, 30, 10];
+  const z = 3;
+  const page = await openViewer(
+    { url: `precomputed://${dataServer.url}/fixtures/cloudvolume/cv_jxl_u8`, zoom: 8, cx: 20, cy: 15, at: `z:${z}`, lo: 0, hi: 255 },
+  );
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < sy; y++) {
+      for (let x = 0; x < sx; x++) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[(x * sy + y) * sz + z], 0, 255);
+        assertColour(img.pixel(...p), [g, g, g], `cv_jxl_u8 (x ${x}, y ${y}, z ${z})`);
+        n++;
+      }
+    }
+    assert.ok(n > 100, `${n} pixels checked`);
+    assert.ok(pageServer.log.some((e) => e.path === "/pkg/wasm/decoders/jxl.wasm"), "the jxl decoder module was fetched");
+  } finally {
+    await page.close();
+  }
+});
+
+test("an array inside a zip archive, and an .ozx image, by URL parameter", async () => {
+  const zip = await openViewer({ url: `${dataServer.url}/fixtures/containers/zp3_group.zip|zip:sharded_u16` });
+  try {
+    assert.equal(await zip.evaluate(() => window.viewerApp.state), "ready", zip.logs.join("\n"));
+    const c = await idle(zip);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+  } finally {
+    await zip.close();
+  }
+  const ozx = await openViewer({ url: `${dataServer.url}/fixtures/containers/image.ozx` });
+  try {
+    assert.equal(await ozx.evaluate(() => window.viewerApp.state), "ready", ozx.logs.join("\n"));
+    const c = await idle(ozx);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    const levels = await ozx.evaluate(() => window.viewerApp.viewer.ds.levels.length);
+    assert.ok(levels >= 2, `${levels} levels`);
+  } finally {
+    await ozx.close();
+  }
+});
+
 test("precomputed sample (JPEG, sharded by hash): screen pixels match tensorstore's values at two scales", async (t) => {
   const pc = JSON.parse(fs.readFileSync(path.join(sampleDir, "probes-precomputed.json"), "utf8"));
   // JPEG: decoders may round differently from tensorstore's libjpeg-turbo (2 levels, as in the

@@ -38,7 +38,12 @@ pub fn parse_object(text: &[u8], what: &str) -> Result<Map> {
 /// A node's document (a JSON object): its members parsed, except `attributes`, kept as
 /// (validated) text for [`attributes_of`].
 pub fn parse_node(text: &[u8], what: &str) -> Result<(Map, Option<Raw>)> {
-    let keep = |k: &str| if k == "attributes" { Keep::Raw } else { Keep::Parse };
+    // Consolidated members are read apart (metadata::consolidated), not parsed with the node.
+    let keep = |k: &str| match k {
+        "attributes" => Keep::Raw,
+        "consolidated_metadata" => Keep::Skip,
+        _ => Keep::Parse,
+    };
     match json::parse_object_with(text, keep) {
         Ok(Some(f)) => {
             let attributes = f.raw("attributes");

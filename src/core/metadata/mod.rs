@@ -5,6 +5,7 @@
 //!
 //! May import: `error`, `nd`, `json`.
 pub mod array;
+pub mod consolidated;
 pub mod documents;
 pub mod draft;
 pub mod dtype;

@@ -57,6 +57,8 @@ pub struct Array {
     max_decoded: usize,
     /// The decoders kept outside this module, for codecs that need one.
     decoders: Option<Rc<dyn Decoders>>,
+    /// The archive holding the array, if one does (as reported).
+    container: Option<storage::Container>,
 }
 
 impl Array {
@@ -66,14 +68,26 @@ impl Array {
         let layout = build(&meta)?;
         let decode_ms = Rc::new(Cell::new(0.0));
         let max_decoded = crate::core::error::MAX_DECODED;
-        let decoders = None;
-        Ok(Array { url: base.clone(), base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded, decoders })
+        let (decoders, container) = (None, None);
+        let url = base.clone();
+        Ok(Array { url, base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded, decoders, container })
     }
 
     /// Refuse decoded chunks, fills and regions above `bytes` (default 512 MiB).
     pub fn with_max_decoded(mut self, bytes: usize) -> Self {
         self.max_decoded = bytes;
         self
+    }
+
+    /// Report `container` as what holds the array.
+    pub fn with_container(mut self, container: Option<storage::Container>) -> Self {
+        self.container = container;
+        self
+    }
+
+    /// The archive holding the array, if one does.
+    pub fn container(&self) -> Option<&storage::Container> {
+        self.container.as_ref()
     }
 
     /// Decode with `decoders` the codecs that need an external decoder (see [`Array::decoders`]).
@@ -117,6 +131,7 @@ impl Array {
         a.decode_ms = self.decode_ms.clone();
         a.max_decoded = self.max_decoded;
         a.decoders = self.decoders.clone();
+        a.container = self.container.clone();
         Ok(a)
     }
 
@@ -150,7 +165,7 @@ impl Array {
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
         let mut store = Store::new(config);
         if let Some(zip) = v.get("zip").and_then(Value::as_str) {
-            store = store.with_mount(storage::Mount::Zip(storage::zip::Archive::new(zip)));
+            store = store.with_mount(storage::Mount::Zip(Rc::new(storage::zip::Archive::new(zip))));
         }
         let store = Rc::new(store);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))

@@ -3,7 +3,7 @@
 //! wanted together, the request limiter, the byte-bounded cache, counters. Knows nothing of
 //! arrays, shards or formats.
 //!
-//! May import: `error`, `json`.
+//! May import: `error`, `nd`, `json`.
 //!
 //! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
 //! each imports only those below it, see `core`.)
@@ -11,13 +11,17 @@ pub mod cache;
 pub mod coalesce;
 pub mod dedup;
 pub mod http;
+pub mod known;
 pub mod limit;
+pub mod objects;
 mod store;
 pub mod url;
 pub mod zip;
 
 pub use http::{ByteRange, HttpClient, Method, Request, Response};
-pub use store::{Config, Mount, RangeRead, Retry, Stats, Store};
+pub use known::Known;
+pub use objects::{Objects, RangeRead};
+pub use store::{Config, Container, Mount, Retry, Stats, Store};
 
 use alloc::format;
 use alloc::string::String;

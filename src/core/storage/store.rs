@@ -4,6 +4,7 @@ use super::cache::Lru;
 use super::coalesce::coalesce;
 use super::dedup::Dedup;
 use super::limit::Budget;
+use super::objects::{Objects, RangeRead};
 use super::zip::{Archive, Place};
 use super::http::{
     classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
@@ -118,8 +119,8 @@ type Key = (String, Slot);
 /// A store inside an object: the objects under its prefix are found by it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mount {
-    /// A zip archive's entries (`.zip`, OME's `.ozx`).
-    Zip(Archive),
+    /// A zip archive's entries (`.zip`, OME's `.ozx`); shared by the stores of its nodes.
+    Zip(Rc<Archive>),
 }
 
 impl Mount {
@@ -131,6 +132,16 @@ impl Mount {
     }
 }
 
+/// What holds a store's objects, when it is not a plain one (as the API reports it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Container {
+    /// `"zip"`.
+    pub kind: &'static str,
+    pub url: String,
+    /// A zip archive's comment (an `.ozx` names its OME version there).
+    pub comment: String,
+}
+
 /// Where a range of a mounted object is.
 enum Inside {
     Range { url: String, range: ByteRange, size: u64 },
@@ -138,12 +149,6 @@ enum Inside {
     Missing,
 }
 
-/// Bytes read, with the object's total size when the answer told it.
-#[derive(Clone)]
-pub struct RangeRead {
-    pub bytes: Vec<u8>,
-    pub object_size: Option<u64>,
-}
 
 /// One request of a batch: `range` of `url`, serving spans (input index, offset in the
 /// answer, length; `None`: the whole answer).
@@ -176,6 +181,8 @@ pub struct Store {
     budget: Budget,
     /// A store inside an object (a zip archive): the objects under its prefix are its.
     mount: Option<Mount>,
+    /// Documents known without a request (a group's consolidated metadata).
+    known: RefCell<Option<Rc<super::Known>>>,
     stats: Cell<Stats>,
 }
 
@@ -218,6 +225,7 @@ impl Store {
             cache: RefCell::new(Lru::new(config.cache_bytes)),
             budget: Budget::new(config.max_body),
             mount: None,
+            known: RefCell::new(None),
             config,
             memos: Dedup::default(),
             reads: Dedup::default(),
@@ -240,6 +248,26 @@ impl Store {
 
     pub fn mount(&self) -> Option<&Mount> {
         self.mount.as_ref()
+    }
+
+    /// What holds this store's objects (a zip archive), read from what is cached of it.
+    pub async fn container<C: HttpClient>(&self, c: &C) -> Option<Container> {
+        match self.mount.as_ref()? {
+            Mount::Zip(z) => {
+                let d = z.directory(self, c).await.ok()?;
+                Some(Container { kind: "zip", url: z.url.clone(), comment: d.comment.clone() })
+            }
+        }
+    }
+
+    /// Lay documents known without a request over this store (from now on).
+    pub fn set_known(&self, known: Option<Rc<super::Known>>) {
+        *self.known.borrow_mut() = known;
+    }
+
+    /// The documents known without a request laid over this store.
+    pub fn known(&self) -> Option<Rc<super::Known>> {
+        self.known.borrow().clone()
     }
 
     /// The mount holding `url`, and the object's key in it.
@@ -523,6 +551,10 @@ impl Store {
 
     /// A whole small object (a metadata document) of at most `limit` bytes; `None` when absent.
     pub async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let known = self.known.borrow().as_ref().and_then(|k| k.get(url));
+        if let Some(known) = known {
+            return Ok(known.map(|d| d.to_vec()));
+        }
         if self.mounted(url).is_some() {
             let got = self.read(c, url, ByteRange::Full).await?;
             if let Some(r) = &got {
@@ -853,19 +885,18 @@ impl Store {
                 Status::Whole => return self.keep_whole(url, r.body, whole_range).map(Some),
                 Status::Partial => {
                     if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
-                        if at_most && total < n && a == 0 && b.checked_add(1) == Some(total) && r.body.len() as u64 == total {
-                            return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
-                        }
-                        if total < n {
+                        if total < n && !at_most {
                             return Err(short(
                                 url,
                                 &format!("object has {total} bytes, fewer than the last {n} asked for"),
                             ));
                         }
+                        // The last `n` bytes, or (a tail) the whole of a shorter object.
+                        let want = n.min(total);
                         let end = b.checked_add(1);
                         if end == Some(total)
-                            && end.and_then(|e| e.checked_sub(a)) == Some(n)
-                            && r.body.len() as u64 == n
+                            && end.and_then(|e| e.checked_sub(a)) == Some(want)
+                            && r.body.len() as u64 == want
                         {
                             return Ok(Some(RangeRead { bytes: r.body, object_size: Some(total) }));
                         }
@@ -1013,6 +1044,24 @@ impl Store {
         let ((_, Slot::Held(start)), Entry::Held(bytes)) = (key, value) else { return None };
         let from = usize::try_from(offset - start).ok()?;
         Some(bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?.to_vec())
+    }
+}
+
+impl Objects for Store {
+    fn max_body(&self) -> u64 {
+        self.config.max_body
+    }
+    async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        Store::read_object(self, c, url, range).await
+    }
+    async fn memo<C, V, F, Fut>(&self, c: &C, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        Store::memo(self, c, url, key, size, work).await
     }
 }
 

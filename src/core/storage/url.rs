@@ -65,7 +65,8 @@ pub fn parse(pasted: &str) -> Result<Pasted> {
         }
     }
     match first.split_once("://").map(|(s, _)| s) {
-        Some("http" | "https" | "gs" | "s3" | "mem" | "file" | "blob" | "data") | None => {}
+        // (`mem://` and `warm://`: the tests' and the warm-up's in-memory stores.)
+        Some("http" | "https" | "gs" | "s3" | "mem" | "warm" | "file" | "blob" | "data") | None => {}
         Some(other) => return Err(unsupported(pasted, &format!("the {other}:// scheme"))),
     }
     out.url = public_https(first);

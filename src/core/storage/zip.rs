@@ -9,7 +9,7 @@
 //! so: the data ends where the next header (or the directory) starts, which must agree with the
 //! header's length as the directory gives it (or that plus a ZIP64 extra field of two sizes, in a
 //! ZIP64 archive). Otherwise its local header is read once (30 bytes).
-use super::{ByteRange, HttpClient, Store};
+use super::{ByteRange, HttpClient, Objects};
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::rc::Rc;
@@ -226,12 +226,20 @@ fn place_data(entries: &mut [Entry], declared: &[u64], cd_offset: u64, zip64: bo
 
 /// An archive mounted as a store: objects under `prefix` (the archive's URL and `/`) are its
 /// entries.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Archive {
     /// The archive's URL, its query (a signed URL's token) kept.
     pub url: String,
     /// The archive's URL without the query, then `/`.
     pub prefix: String,
+    /// Its directory, once read: kept here too, for the stores of every node opened in it.
+    read: core::cell::RefCell<Option<Rc<Directory>>>,
+}
+
+impl PartialEq for Archive {
+    fn eq(&self, other: &Archive) -> bool {
+        self.url == other.url
+    }
 }
 
 /// Where an object inside a mounted store is.
@@ -247,7 +255,7 @@ pub enum Place {
 impl Archive {
     pub fn new(url: &str) -> Archive {
         let (base, _) = super::split_url(url);
-        Archive { url: String::from(url), prefix: format!("{base}/") }
+        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None) }
     }
 
     /// The entry name of an object URL under this archive.
@@ -261,7 +269,16 @@ impl Archive {
     }
 
     /// The archive's directory, read once and cached.
-    pub async fn directory<C: HttpClient>(&self, store: &Store, c: &C) -> Result<Rc<Directory>> {
+    pub async fn directory<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Directory>> {
+        if let Some(d) = self.read.borrow().clone() {
+            return Ok(d);
+        }
+        let d = self.read_directory(store, c).await?;
+        *self.read.borrow_mut() = Some(d.clone());
+        Ok(d)
+    }
+
+    async fn read_directory<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Directory>> {
         let url = self.url.clone();
         let work = || async {
             let tail = store
@@ -287,7 +304,7 @@ impl Archive {
     }
 
     /// Where entry `name` is.
-    pub async fn place<C: HttpClient>(&self, store: &Store, c: &C, name: &str) -> Result<Place> {
+    pub async fn place<C: HttpClient>(&self, store: &impl Objects, c: &C, name: &str) -> Result<Place> {
         let dir = self.directory(store, c).await?;
         let Some(e) = dir.get(name) else { return Ok(Place::Missing) };
         if let Some(why) = &e.bad {
@@ -322,7 +339,7 @@ impl Archive {
     }
 
     /// The data offset of an entry whose layout did not show it: from its local header.
-    async fn data_offset<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry) -> Result<u64> {
+    async fn data_offset<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry) -> Result<u64> {
         let header = e.header;
         let url = self.url.clone();
         let work = || async {
@@ -344,8 +361,8 @@ impl Archive {
     /// A deflated entry, inflated (at most its declared size, and `maxDecodedBytes`), its
     /// CRC-32 checked; cached. Read whole with its local header (one request, whatever the
     /// layout): from its header to the next.
-    async fn inflated<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
-        let limit = store.config().max_body;
+    async fn inflated<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
+        let limit = store.max_body();
         let what = self.what(&e.name);
         if e.size > limit || e.compressed > limit {
             return Err(crate::core::error::too_large(&format!("{what}: inflated"), e.size.max(e.compressed), limit, "maxDecodedBytes"));

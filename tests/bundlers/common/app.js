@@ -1,5 +1,6 @@
-// The app every bundler builds: read a whole sharded array with the decoding workers on, until
-// they have decoded chunks, and leave the result for the test in `window.__result`.
+// The app every bundler builds: read a JPEG XL precomputed volume (its decoder module fetched
+// on demand), then a whole sharded array with the decoding workers on, until they have decoded
+// chunks, and leave the result for the test in `window.__result`.
 import { openArray } from "shardfetch";
 
 function fnv1a(bytes) {
@@ -9,7 +10,12 @@ function fnv1a(bytes) {
 }
 
 async function main() {
-  const url = new URLSearchParams(location.search).get("url");
+  const q = new URLSearchParams(location.search);
+  const url = q.get("url");
+  // A JPEG XL volume: its decoder is a module of its own, which the bundler must emit.
+  const jxl = await openArray(q.get("jxl"), { format: "precomputed", workers: 1 });
+  const v = await jxl.get(jxl.shape.map(() => null));
+  const vb = new Uint8Array(v.data.buffer, v.data.byteOffset, v.data.byteLength);
   const arr = await openArray(url, { workers: 1 });
   const all = arr.shape.map(() => null);
   let r = await arr.get(all);
@@ -19,7 +25,13 @@ async function main() {
     r = await arr.get(all);
   }
   const bytes = new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength);
-  return { ok: true, hash: fnv1a(bytes), length: bytes.length, workerJobs: arr.stats().workerJobs };
+  return {
+    ok: true,
+    hash: fnv1a(bytes),
+    length: bytes.length,
+    workerJobs: arr.stats().workerJobs,
+    jxl: { hash: fnv1a(vb), length: vb.length, shape: Array.from(v.shape), stride: Array.from(v.stride) },
+  };
 }
 
 main().then(

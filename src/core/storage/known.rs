@@ -1,0 +1,78 @@
+//! Documents known without a request — the members of a group's consolidated metadata — laid
+//! over a store: reading one costs nothing. A document it does not hold is read from the store
+//! as usual (a member missing from the consolidated metadata is never taken for absent), but for
+//! the files a consolidated Zarr v2 node is known to lack (its `.zattrs`, say).
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+fn node_is_array(doc: &[u8]) -> bool {
+    use crate::core::json::{self, Keep, Value};
+    let keep = |k: &str| if k == "node_type" { Keep::Parse } else { Keep::Skip };
+    matches!(json::parse_object_with(doc, keep), Ok(Some(f)) if f.object.get("node_type").and_then(Value::as_str) == Some("array"))
+}
+
+#[derive(Debug, Default)]
+pub struct Known {
+    /// By URL (without its query), sorted; `None`: known to be absent.
+    docs: Vec<(String, Option<Rc<Vec<u8>>>)>,
+}
+
+impl Known {
+    /// `docs`: (URL, text, or `None` for a document known to be absent).
+    pub fn new(docs: Vec<(String, Option<Vec<u8>>)>) -> Known {
+        let docs: Vec<(String, Option<Rc<Vec<u8>>>)> = docs.into_iter().map(|(u, d)| (u, d.map(Rc::new))).collect();
+        let keys: Vec<&str> = docs.iter().map(|(u, _)| u.as_str()).collect();
+        let order = crate::core::nd::order(docs.len(), &|a, b| keys[a] < keys[b]);
+        let mut slots: Vec<Option<(String, Option<Rc<Vec<u8>>>)>> = docs.into_iter().map(Some).collect();
+        let mut sorted: Vec<(String, Option<Rc<Vec<u8>>>)> = Vec::with_capacity(slots.len());
+        for i in order {
+            if let Some(d) = slots[i].take() {
+                // A URL given twice: the later one.
+                if sorted.last().is_some_and(|(u, _)| *u == d.0) {
+                    sorted.pop();
+                }
+                sorted.push(d);
+            }
+        }
+        Known { docs: sorted }
+    }
+
+    /// `Some(Some(text))` for a held document, `Some(None)` for one known absent, `None` when
+    /// nothing is known of it. `url` may carry a query.
+    pub fn get(&self, url: &str) -> Option<Option<Rc<Vec<u8>>>> {
+        let (base, _) = super::split_url(url);
+        let i = self.docs.binary_search_by(|(u, _)| u.as_str().cmp(base.as_str())).ok()?;
+        Some(self.docs[i].1.clone())
+    }
+
+    /// The direct children of the node at `node` (a URL without query) these documents
+    /// describe: (name, whether it is an array), by name.
+    pub fn children_of(&self, node: &str) -> Vec<(String, bool)> {
+        let prefix = alloc::format!("{}/", node.trim_end_matches('/'));
+        let mut out: Vec<(String, bool)> = Vec::new();
+        for (url, doc) in &self.docs {
+            let (Some(rest), Some(doc)) = (url.strip_prefix(prefix.as_str()), doc) else { continue };
+            let Some((name, file)) = rest.split_once('/') else { continue };
+            let array = match file {
+                ".zarray" => true,
+                ".zgroup" => false,
+                // The node type, read without parsing the rest (a member's attributes may be large).
+                "zarr.json" => node_is_array(doc),
+                _ => continue,
+            };
+            if !out.iter().any(|(n, _)| n == name) {
+                out.push((String::from(name), array));
+            }
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.docs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+}

@@ -1,0 +1,324 @@
+// Zip archives, OME's single-file .ozx, consolidated metadata and pasted URLs (issue 20), through
+// the built package in Node: what the fixture manifests cannot show — requests at the server,
+// the names errors give, hostile archives. Values are checked by the manifests
+// (tests/fixtures/manifest-containers.json, manifest-zarrita.json) in every suite.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { startServer } from "../server.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const data = path.join(repo, "tests/fixtures/data");
+const containers = JSON.parse(fs.readFileSync(path.join(repo, "tests/fixtures/manifest-containers.json"), "utf8"));
+const tmpRoot = path.join(repo, "tests/.tmp");
+fs.mkdirSync(tmpRoot, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(tmpRoot, "zip-"));
+
+let api;
+let server;
+let base;
+
+before(async () => {
+  api = await import(pathToFileURL(path.join(repo, "pkg/index.js")).href);
+  server = await startServer({ root: { "/fixtures": data, "/tmp": tmp } });
+  base = server.url;
+});
+
+after(async () => {
+  await server?.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+/** Requests the server saw while `work` ran. */
+async function requests(work) {
+  server.log.length = 0;
+  const out = await work();
+  return { out, log: server.log.map((e) => `${e.method} ${e.path}${e.range ? ` ${e.range}` : ""}`) };
+}
+
+// ------------------------------------------------------------------------------------------
+// consolidated metadata
+
+test("v3 consolidated metadata: opening the group and then every child costs one request in all", async () => {
+  const url = `${base}/fixtures/containers/consolidated_v3.zarr`;
+  const { out, log } = await requests(async () => {
+    const g = await api.open(url);
+    assert.ok(g instanceof api.Group);
+    assert.equal(g.consolidated, true);
+    const kids = g.children();
+    const opened = [];
+    for (const c of kids) {
+      const node = await g.open(c.name);
+      assert.equal(node instanceof api.ShardedArray, c.kind === "array", c.name);
+      opened.push(node);
+      // A child group lists its own members from the same metadata.
+      if (c.kind === "group") for (const k of node.children()) opened.push(await node.open(k.name));
+    }
+    return { kids, opened: opened.length };
+  });
+  assert.deepEqual(log, ["GET /fixtures/containers/consolidated_v3.zarr/zarr.json"], log.join("\n"));
+  assert.ok(out.kids.length >= 10, JSON.stringify(out.kids));
+  assert.equal(out.opened, 13, "12 arrays and a group");
+});
+
+test("v2 .zmetadata: opening the group and every child costs two requests in all", async () => {
+  const url = `${base}/fixtures/containers/consolidated_v2.zarr`;
+  const { out, log } = await requests(async () => {
+    const g = await api.open(url);
+    const names = [];
+    const walk = async (grp) => {
+      for (const c of grp.children()) {
+        const node = await grp.open(c.name);
+        names.push(`${grp.url.slice(url.length)}/${c.name}`);
+        if (node instanceof api.Group) await walk(node);
+      }
+    };
+    await walk(g);
+    return names;
+  });
+  assert.deepEqual(log, ["GET /fixtures/containers/consolidated_v2.zarr/zarr.json", "GET /fixtures/containers/consolidated_v2.zarr/.zmetadata"], log.join("\n"));
+  assert.equal(out.length, 13, out.join(", "));
+});
+
+test("consolidated metadata is never wrong: a child it does not list is read from its own document", async () => {
+  // A copy of the v3 group with one more array written after consolidation (its own zarr.json).
+  const dir = path.join(tmp, "late.zarr");
+  fs.cpSync(path.join(data, "containers/consolidated_v3.zarr"), dir, { recursive: true });
+  fs.cpSync(path.join(dir, "u1_raw"), path.join(dir, "late"), { recursive: true });
+  const g = await api.open(`${base}/tmp/late.zarr`);
+  assert.ok(!g.children().some((c) => c.name === "late"));
+  const { out, log } = await requests(async () => {
+    const a = await g.openArray("late");
+    const b = await g.openArray("u1_raw");
+    return [await a.get(a.shape.map(() => null)), await b.get(b.shape.map(() => null))];
+  });
+  assert.deepEqual(out[0].data, out[1].data, "the late array holds u1_raw's values");
+  assert.ok(log.includes("GET /tmp/late.zarr/late/zarr.json"), log.join("\n"));
+  assert.ok(!log.some((l) => l.startsWith("GET /tmp/late.zarr/u1_raw/zarr.json")), "a listed child costs no request");
+});
+
+// ------------------------------------------------------------------------------------------
+// zip archives
+
+const containerInfo = (p) => containers.containers.find((c) => c.path === p);
+
+test("a stored zip (zarr-python ZipStore): one request for the directory, then the chunks; neighbours merge", async () => {
+  const info = containerInfo("containers/zp3_group.zip");
+  const url = `${base}/fixtures/containers/zp3_group.zip`;
+  const { out, log } = await requests(async () => {
+    const g = await api.open(url);
+    const a = await g.openArray("sharded_u16");
+    const r = await a.get(a.shape.map(() => null));
+    return { g, a, r };
+  });
+  // The archive is small: the first (suffix) read holds all of it, and nothing else is asked for.
+  assert.ok(info.size <= 128 << 10);
+  assert.deepEqual(log, ["GET /fixtures/containers/zp3_group.zip bytes=-131072"], log.join("\n"));
+  assert.equal(out.g.url, url);
+  assert.ok(out.r.data.length > 0);
+});
+
+test("a zip larger than the first read: directory once, zarr.json and the shard index and chunks by range", async () => {
+  // A stored archive padded by a large entry ahead of the array, so that the array's entries lie
+  // outside the first read; zarr-python's layout otherwise.
+  const src = path.join(data, "containers/zp3_group.zip");
+  const big = path.join(tmp, "big.zip");
+  fs.writeFileSync(big, padZip(fs.readFileSync(src), 600 << 10));
+  const url = `${base}/tmp/big.zip`;
+  const { out, log } = await requests(async () => {
+    const a = await api.openArray(url, { path: "sharded_u16" });
+    const first = await a.getChunk(a.shape.map(() => 0));
+    const n = log0();
+    const all = await a.get(a.shape.map(() => null));
+    return { first, all, n };
+  });
+  const ranges = log.filter((l) => l.startsWith("GET /tmp/big.zip bytes="));
+  assert.equal(ranges.length, log.length, log.join("\n"));
+  // Cold first chunk: the end (directory), zarr.json, the shard index, the chunk.
+  assert.equal(out.n, 4, log.join("\n"));
+  assert.ok(out.all.data.length > 0);
+});
+
+let logAtMark = 0;
+function log0() {
+  logAtMark = server.log.length;
+  return logAtMark;
+}
+
+/** `zip` with a stored entry of `pad` zero bytes inserted first (offsets rewritten). */
+function padZip(zip, pad) {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const cdOffset = zip.readUInt32LE(eocd + 16);
+  const cdSize = zip.readUInt32LE(eocd + 12);
+  const name = Buffer.from("padding.bin");
+  const body = Buffer.alloc(pad);
+  const crc = zlib.crc32 ? zlib.crc32(body) : 0;
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(crc >>> 0, 14);
+  local.writeUInt32LE(pad, 18);
+  local.writeUInt32LE(pad, 22);
+  local.writeUInt16LE(name.length, 26);
+  const shift = 30 + name.length + pad;
+  const central = Buffer.from(zip.subarray(cdOffset, cdOffset + cdSize));
+  for (let p = 0; p < central.length; ) {
+    central.writeUInt32LE(central.readUInt32LE(p + 42) + shift, p + 42);
+    p += 46 + central.readUInt16LE(p + 28) + central.readUInt16LE(p + 30) + central.readUInt16LE(p + 32);
+  }
+  const ours = Buffer.alloc(46);
+  ours.writeUInt32LE(0x02014b50, 0);
+  ours.writeUInt16LE(20, 4);
+  ours.writeUInt16LE(20, 6);
+  ours.writeUInt32LE(crc >>> 0, 16);
+  ours.writeUInt32LE(pad, 20);
+  ours.writeUInt32LE(pad, 24);
+  ours.writeUInt16LE(name.length, 28);
+  const end = Buffer.from(zip.subarray(eocd));
+  const entries = end.readUInt16LE(10) + 1;
+  end.writeUInt16LE(entries, 8);
+  end.writeUInt16LE(entries, 10);
+  end.writeUInt32LE(cdSize + 46 + name.length, 12);
+  end.writeUInt32LE(cdOffset + shift, 16);
+  return Buffer.concat([local, name, body, zip.subarray(0, cdOffset), ours, name, central, end]);
+}
+
+test("a deflated folder zip and a streamed one (data descriptors): each entry one request, inflated", async () => {
+  for (const name of ["folder_deflate.zip", "folder_streamed.zip"]) {
+    const url = `${base}/fixtures/containers/${name}`;
+    const c = containers.cases.find((k) => k.path === `containers/${name}`);
+    const a = await api.openArray(url, c.open);
+    const r = await a.get(a.shape.map(() => null));
+    assert.ok(r.data.length > 0, name);
+  }
+});
+
+test(".ozx: the archive comment's OME version is exposed; levels open through openMultiscale", async () => {
+  const url = `${base}/fixtures/containers/image.ozx`;
+  const info = containerInfo("containers/image.ozx");
+  const ms = await api.openMultiscale(url);
+  assert.ok(ms.levels.length >= 2);
+  const g = await api.open(url);
+  assert.ok(g instanceof api.Group);
+  assert.equal(g.container?.kind, "zip");
+  assert.equal(g.container?.comment, info.comment);
+  assert.equal(g.container?.omeVersion, "0.5");
+  ms.close();
+});
+
+test("pasted URLs: |zip: pipelines, zarr3:// prefixes; n5:// and unknown stages are UnsupportedFormat", async () => {
+  const zip = `${base}/fixtures/containers/zp3_group.zip`;
+  const a = await api.openArray(`${zip}|zip:sharded_u16|zarr3:`);
+  const b = await api.openArray(`zarr3://${zip}|zip:sharded_u16`);
+  assert.deepEqual(a.shape, b.shape);
+  const c = await api.openArray(zip, { store: "zip", path: "sharded_u16" });
+  assert.deepEqual(c.shape, a.shape);
+  for (const bad of [`n5://${base}/x`, `${zip}|ocdbt:`, `ftp://h/x`]) {
+    await assert.rejects(api.open(bad), (e) => e.code === "UnsupportedFormat" && e.message.length > 0, bad);
+  }
+});
+
+test("inside an archive, a missing node is NotFound naming the path inside and the archive", async () => {
+  const zip = `${base}/fixtures/containers/zp3_group.zip`;
+  await assert.rejects(api.openArray(zip, { path: "no/such/array" }), (e) => {
+    assert.equal(e.code, "NotFound", e.message);
+    assert.match(e.message, /no\/such\/array/);
+    assert.match(e.message, /zp3_group\.zip/);
+    return true;
+  });
+  // A URL that is not an archive at all.
+  fs.writeFileSync(path.join(tmp, "not.zip"), "this is not a zip archive, just text");
+  await assert.rejects(api.open(`${base}/tmp/not.zip`), (e) => e.code === "CorruptShard" && /not\.zip/.test(e.message));
+});
+
+test("hostile archives: typed errors naming the archive, memory bounded, the module reads on", async () => {
+  const good = fs.readFileSync(path.join(data, "containers/zp3_group.zip"));
+  const eocd = good.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const cases = {
+    // The directory's offset past the end of the archive.
+    "offset.zip": (z) => z.writeUInt32LE(0xfffffff0, eocd + 16),
+    // 2^16 - 1 entries claimed (2^32 with ZIP64) in a small directory.
+    "count.zip": (z) => (z.writeUInt16LE(0xffff, eocd + 8), z.writeUInt16LE(0xffff, eocd + 10)),
+    // Every local header offset pointing at the same place: overlapping entries.
+    "overlap.zip": (z) => {
+      const cd = z.readUInt32LE(eocd + 16);
+      for (let p = cd; p < eocd; p += 46 + z.readUInt16LE(p + 28) + z.readUInt16LE(p + 30) + z.readUInt16LE(p + 32)) z.writeUInt32LE(0, p + 42);
+    },
+    // Entries marked compressed with bzip2 (method 12).
+    "bzip2.zip": (z) => {
+      const cd = z.readUInt32LE(eocd + 16);
+      for (let p = cd; p < eocd; p += 46 + z.readUInt16LE(p + 28) + z.readUInt16LE(p + 30) + z.readUInt16LE(p + 32)) z.writeUInt16LE(12, p + 10);
+    },
+  };
+  for (const [name, spoil] of Object.entries(cases)) {
+    const z = Buffer.from(good);
+    spoil(z);
+    fs.writeFileSync(path.join(tmp, name), z);
+    await assert.rejects(
+      (async () => {
+        const a = await api.openArray(`${base}/tmp/${name}`, { path: "sharded_u16" });
+        await a.get(a.shape.map(() => null));
+      })(),
+      (e) => {
+        assert.ok(["CorruptShard", "UnsupportedFormat", "TooLarge", "NotFound"].includes(e.code), `${name}: ${e.code} ${e.message}`);
+        assert.match(e.message, new RegExp(name.replace(".", "\\.")), `${name}: ${e.message}`);
+        return true;
+      },
+      name,
+    );
+  }
+  // A deflate bomb: an entry claiming 1 KiB that inflates to 64 MiB.
+  const bomb = zipOf([["zarr.json", Buffer.from("{}"), false], ["c/0", zlib.deflateRawSync(Buffer.alloc(64 << 20)), true, 1024]]);
+  fs.writeFileSync(path.join(tmp, "bomb.zip"), bomb);
+  const meta = { zarr_format: 3, node_type: "array", shape: [1024], data_type: "uint8", chunk_grid: { name: "regular", configuration: { chunk_shape: [1024] } }, chunk_key_encoding: { name: "default" }, fill_value: 0, codecs: [{ name: "bytes" }] };
+  fs.writeFileSync(path.join(tmp, "bomb.zip"), zipOf([["zarr.json", Buffer.from(JSON.stringify(meta)), false], ["c/0", zlib.deflateRawSync(Buffer.alloc(64 << 20)), true, 1024]]));
+  const rss0 = process.memoryUsage().rss;
+  const arr = await api.openArray(`${base}/tmp/bomb.zip`);
+  await assert.rejects(arr.get([null]), (e) => ["CorruptChunk", "TooLarge"].includes(e.code) && /bomb\.zip/.test(e.message));
+  assert.ok(process.memoryUsage().rss - rss0 < 48 << 20, "the bomb was not inflated past its declared size");
+  // The module reads on.
+  const ok = await api.openArray(`${base}/fixtures/containers/zp3_group.zip`, { path: "sharded_u16" });
+  assert.ok((await ok.get(ok.shape.map(() => null))).data.length > 0);
+});
+
+/** A zip of [name, bytes, deflated, declared size] entries, as Python's zipfile lays them out. */
+function zipOf(entries) {
+  const parts = [];
+  const central = [];
+  let at = 0;
+  for (const [name, bytes, deflated, size] of entries) {
+    const n = Buffer.from(name);
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(deflated ? 8 : 0, 8);
+    local.writeUInt32LE(bytes.length, 18);
+    local.writeUInt32LE(size ?? bytes.length, 22);
+    local.writeUInt16LE(n.length, 26);
+    const c = Buffer.alloc(46);
+    c.writeUInt32LE(0x02014b50, 0);
+    c.writeUInt16LE(20, 4);
+    c.writeUInt16LE(20, 6);
+    c.writeUInt16LE(deflated ? 8 : 0, 10);
+    c.writeUInt32LE(bytes.length, 20);
+    c.writeUInt32LE(size ?? bytes.length, 24);
+    c.writeUInt16LE(n.length, 28);
+    c.writeUInt32LE(at, 42);
+    parts.push(local, n, bytes);
+    central.push(c, n);
+    at += 30 + n.length + bytes.length;
+  }
+  const cd = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(at, 16);
+  return Buffer.concat([...parts, cd, end]);
+}
