@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
-WASM_PACK_VERSION=0.15.1
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 say() { printf '[ensure-tools] %s\n' "$*"; }
@@ -24,6 +23,102 @@ else
   rustup target add wasm32-unknown-unknown
 fi
 
+# The downloads (Debian packages, npm, PyPI) run in the background while cargo compiles the
+# wasm-bindgen CLI: on a fresh 2-core machine that saves minutes. Each job logs to its own file,
+# shown when it fails.
+JOBS=tests/.tmp/ensure-tools
+mkdir -p "$JOBS"
+if ! command -v node >/dev/null 2>&1; then
+  say "ERROR: node not found (Node >= 20 is required)"; exit 1
+fi
+
+packages_and_python() {
+  # 3. Debian packages: Chromium + chromedriver (browser tests); clang + llvm (llvm-ar) to compile
+  #    the C zstd (feature zstd-c) for wasm32 (gcc covers the native build).
+  packages=""
+  { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || packages="$packages chromium chromium-driver"
+  { command -v clang >/dev/null 2>&1 && command -v llvm-ar >/dev/null 2>&1; } || packages="$packages clang llvm"
+  # nginx: the real-server tests (tests/js/servers.test.mjs) start their own, on a free port.
+  [ -x /usr/sbin/nginx ] || packages="$packages nginx"
+  if [ -z "$packages" ]; then
+    say "chromium, chromedriver, clang, llvm-ar, nginx: present"
+  else
+    say "apt-get install$packages"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update </dev/null
+    # shellcheck disable=SC2086
+    as_root apt-get install -y --no-install-recommends $packages </dev/null
+  fi
+
+
+  # 5. The S3 API server of the tests (moto in server mode, boto3 to fill it), in its own venv.
+  S3_VENV=tests/.tmp/venv-s3
+  if [ -x "$S3_VENV/bin/moto_server" ] && [ "$S3_VENV/.stamp" -nt tests/s3/requirements.txt ]; then
+    say "moto (S3 API server): present"
+  else
+    say "python3 -m venv $S3_VENV; pip install -r tests/s3/requirements.txt"
+    rm -rf "$S3_VENV"
+    if ! python3 -m venv "$S3_VENV"; then
+      # Debian's own python3 makes venvs only with python3-venv (pyenv's has it built in).
+      say "apt-get install python3-venv"
+      rm -rf "$S3_VENV"
+      as_root apt-get install -y --no-install-recommends python3-venv </dev/null
+      python3 -m venv "$S3_VENV"
+    fi
+    "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null
+    touch "$S3_VENV/.stamp"
+  fi
+}
+
+npm_packages() {
+  # 4. npm dev dependencies (typescript, playwright-core, binaryen's wasm-opt)
+  stamp=node_modules/.package-lock.json # rewritten by npm on every install
+  if [ -f package-lock.json ]; then
+    if [ ! -d node_modules ] || [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] \
+       || [ ! -x node_modules/.bin/wasm-opt ] || [ ! -x node_modules/.bin/tsc ]; then
+      say "npm ci"
+      npm ci --no-audit --no-fund </dev/null
+      touch "$stamp"
+    else
+      say "node_modules: up to date"
+    fi
+  else
+    if [ ! -d node_modules ] || [ ! -x node_modules/.bin/wasm-opt ]; then
+      say "npm install"
+      npm install --no-audit --no-fund </dev/null
+    else
+      say "node_modules: present"
+    fi
+  fi
+
+  # 4b. The bundlers of the smoke tests (tests/bundlers: Vite, webpack 5, esbuild), kept apart
+  #     from the package's own dev dependencies.
+  bstamp=tests/bundlers/node_modules/.package-lock.json
+  if [ ! -f "$bstamp" ] || [ tests/bundlers/package-lock.json -nt "$bstamp" ] || [ ! -x tests/bundlers/node_modules/.bin/vite ]; then
+    say "npm ci (tests/bundlers)"
+    npm ci --prefix tests/bundlers --no-audit --no-fund </dev/null
+    touch "$bstamp"
+  else
+    say "tests/bundlers/node_modules: up to date"
+  fi
+
+  # 4c. Viv and deck.gl for the Viv rendering test (tests/viv), kept apart as well.
+  vstamp=tests/viv/node_modules/.package-lock.json
+  if [ ! -f "$vstamp" ] || [ tests/viv/package-lock.json -nt "$vstamp" ] || [ ! -d tests/viv/node_modules/@vivjs/layers ]; then
+    say "npm ci (tests/viv)"
+    npm ci --prefix tests/viv --no-audit --no-fund </dev/null
+    touch "$vstamp"
+  else
+    say "tests/viv/node_modules: up to date"
+  fi
+
+}
+
+packages_and_python > "$JOBS/apt-pip.log" 2>&1 &
+APT_PID=$!
+npm_packages > "$JOBS/npm.log" 2>&1 &
+NPM_PID=$!
+
 # 2. wasm-bindgen CLI (must match the wasm-bindgen crate version exactly; no --locked: its
 #    lockfile wants a crate version the registry lacks)
 have_bg="$(wasm-bindgen --version 2>/dev/null || true)"
@@ -32,93 +127,21 @@ if [ "$have_bg" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] && [ -n "$have_runner" 
   say "wasm-bindgen $WASM_BINDGEN_VERSION: present"
 else
   say "cargo install wasm-bindgen-cli --version $WASM_BINDGEN_VERSION (had: ${have_bg:-none})"
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  # No TLS (its default rustls builds ring): the test runner drives a local chromedriver.
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --no-default-features --force
 fi
 
-# 2b. wasm-pack: `npm test` runs the Rust browser tests through `wasm-pack test --headless
-#     --chrome` (it uses the wasm-bindgen test runner above and Debian's chromedriver).
-if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
-  say "wasm-pack $WASM_PACK_VERSION: present"
-else
-  say "cargo install wasm-pack --version $WASM_PACK_VERSION --locked"
-  cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --force
-fi
+# (wasm-pack is not needed: `npm test` runs tests/web.rs through wasm-bindgen's test runner,
+#  which is what `wasm-pack test --headless --chrome` runs; see the README.)
 
-# 3. Debian packages: Chromium + chromedriver (browser tests); clang + llvm (llvm-ar) to compile
-#    the C zstd (feature zstd-c) for wasm32 (gcc covers the native build).
-packages=""
-{ [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; } || packages="$packages chromium chromium-driver"
-{ command -v clang >/dev/null 2>&1 && command -v llvm-ar >/dev/null 2>&1; } || packages="$packages clang llvm"
-# nginx: the real-server tests (tests/js/servers.test.mjs) start their own, on a free port.
-[ -x /usr/sbin/nginx ] || packages="$packages nginx"
-if [ -z "$packages" ]; then
-  say "chromium, chromedriver, clang, llvm-ar, nginx: present"
-else
-  say "apt-get install$packages"
-  export DEBIAN_FRONTEND=noninteractive
-  as_root apt-get update </dev/null
-  # shellcheck disable=SC2086
-  as_root apt-get install -y --no-install-recommends $packages </dev/null
-fi
-
-# 4. npm dev dependencies (typescript, playwright-core, binaryen's wasm-opt)
-if ! command -v node >/dev/null 2>&1; then
-  say "ERROR: node not found (Node >= 20 is required)"; exit 1
-fi
-stamp=node_modules/.package-lock.json # rewritten by npm on every install
-if [ -f package-lock.json ]; then
-  if [ ! -d node_modules ] || [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] \
-     || [ ! -x node_modules/.bin/wasm-opt ] || [ ! -x node_modules/.bin/tsc ]; then
-    say "npm ci"
-    npm ci --no-audit --no-fund </dev/null
-    touch "$stamp"
+wait_job() { # pid name log
+  if wait "$1"; then
+    cat "$3"
   else
-    say "node_modules: up to date"
+    cat "$3" >&2
+    say "ERROR: $2 failed (log: $3)"
+    exit 1
   fi
-else
-  if [ ! -d node_modules ] || [ ! -x node_modules/.bin/wasm-opt ]; then
-    say "npm install"
-    npm install --no-audit --no-fund </dev/null
-  else
-    say "node_modules: present"
-  fi
-fi
-
-# 4b. The bundlers of the smoke tests (tests/bundlers: Vite, webpack 5, esbuild), kept apart
-#     from the package's own dev dependencies.
-bstamp=tests/bundlers/node_modules/.package-lock.json
-if [ ! -f "$bstamp" ] || [ tests/bundlers/package-lock.json -nt "$bstamp" ] || [ ! -x tests/bundlers/node_modules/.bin/vite ]; then
-  say "npm ci (tests/bundlers)"
-  npm ci --prefix tests/bundlers --no-audit --no-fund </dev/null
-  touch "$bstamp"
-else
-  say "tests/bundlers/node_modules: up to date"
-fi
-
-# 4c. Viv and deck.gl for the Viv rendering test (tests/viv), kept apart as well.
-vstamp=tests/viv/node_modules/.package-lock.json
-if [ ! -f "$vstamp" ] || [ tests/viv/package-lock.json -nt "$vstamp" ] || [ ! -d tests/viv/node_modules/@vivjs/layers ]; then
-  say "npm ci (tests/viv)"
-  npm ci --prefix tests/viv --no-audit --no-fund </dev/null
-  touch "$vstamp"
-else
-  say "tests/viv/node_modules: up to date"
-fi
-
-# 5. The S3 API server of the tests (moto in server mode, boto3 to fill it), in its own venv.
-S3_VENV=tests/.tmp/venv-s3
-if [ -x "$S3_VENV/bin/moto_server" ] && [ "$S3_VENV/.stamp" -nt tests/s3/requirements.txt ]; then
-  say "moto (S3 API server): present"
-else
-  say "python3 -m venv $S3_VENV; pip install -r tests/s3/requirements.txt"
-  rm -rf "$S3_VENV"
-  if ! python3 -m venv "$S3_VENV"; then
-    # Debian's own python3 makes venvs only with python3-venv (pyenv's has it built in).
-    say "apt-get install python3-venv"
-    rm -rf "$S3_VENV"
-    as_root apt-get install -y --no-install-recommends python3-venv </dev/null
-    python3 -m venv "$S3_VENV"
-  fi
-  "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null
-  touch "$S3_VENV/.stamp"
-fi
+}
+wait_job "$APT_PID" "Debian packages / Python" "$JOBS/apt-pip.log"
+wait_job "$NPM_PID" "npm packages" "$JOBS/npm.log"

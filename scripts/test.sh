@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Run every test suite: native Rust tests, the build, Rust wasm tests in headless Chromium, and
 # the Node + browser tests of the built package. Fails if any part fails or runs zero tests.
-# Ends with one summary line: "N passed, M failed".
+# Ends with one summary line: "N passed, M failed (phase times)".
+#
+# On 2 cores the time goes to compiles: native tests once (the default features: C zstd, the
+# decoders linked in), the pure-Rust zstd path once more but only the tests that read zstd
+# (its unit tests and the fixture suite), one release build of the module and its decoder
+# modules, and the wasm tests' own build; the Node test files run two at a time.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -12,6 +17,9 @@ total_pass=0
 total_fail=0
 status=0
 SERVER_PID=""
+PHASES=""
+T0=$(date +%s)
+phase_start=$T0
 
 cleanup() {
   if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
@@ -19,6 +27,13 @@ cleanup() {
 trap cleanup EXIT
 
 say() { printf '\n[test] %s\n' "$*"; }
+# End the current phase: record its time under `name`.
+phase() {
+  local now
+  now=$(date +%s)
+  PHASES="$PHASES${PHASES:+, }$1 $((now - phase_start)) s"
+  phase_start=$now
+}
 fail_part() { # name [count]
   say "FAILED: $1"
   status=1
@@ -26,7 +41,7 @@ fail_part() { # name [count]
 }
 summary_and_exit() {
   echo
-  echo "$total_pass passed, $total_fail failed"
+  echo "$total_pass passed, $total_fail failed in $(($(date +%s) - T0)) s ($PHASES)"
   exit "$status"
 }
 
@@ -38,38 +53,38 @@ cargo_counts() { # log → "passed failed"
     awk '{p += $1; f += $2} END {print p + 0, f + 0}'
 }
 
+# Run a cargo test command into a log and count it. `what` names it in failures.
+cargo_part() { # what log cmd...
+  local what=$1 log=$2
+  shift 2
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]} p f
+  read -r p f < <(cargo_counts "$log")
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+  if [ "$rc" -ne 0 ]; then
+    if [ "$f" -gt 0 ]; then status=1; say "FAILED: $what ($f failed)"; else fail_part "$what (exit $rc)"; fi
+  elif [ "$p" -eq 0 ]; then
+    fail_part "$what ran zero tests"
+  fi
+}
+
 # --- (a) tools -------------------------------------------------------------------------------
 say "ensure tools"
 if ! bash scripts/ensure-tools.sh; then
   fail_part "ensure-tools"
   summary_and_exit
 fi
+phase tools
 
 # --- (b) native Rust tests -------------------------------------------------------------------
 say "cargo test --workspace (native: the core with its decoders linked, and the decoder crates)"
-cargo test --workspace 2>&1 | tee "$LOGS/cargo-native.log"
-rc=${PIPESTATUS[0]}
-read -r p f < <(cargo_counts "$LOGS/cargo-native.log")
-total_pass=$((total_pass + p))
-total_fail=$((total_fail + f))
-if [ "$rc" -ne 0 ]; then
-  [ "$f" -gt 0 ] && { status=1; say "FAILED: cargo test ($f failed)"; } || fail_part "cargo test (exit $rc)"
-elif [ "$p" -eq 0 ]; then
-  fail_part "cargo test ran zero tests"
-fi
-
-# --- (b2) the pure-Rust zstd path (without the C zstd feature) --------------------------------
-say "cargo test --no-default-features --features native-decoders (ruzstd instead of C zstd)"
-cargo test --no-default-features --features native-decoders 2>&1 | tee "$LOGS/cargo-ruzstd.log"
-rc=${PIPESTATUS[0]}
-read -r p f < <(cargo_counts "$LOGS/cargo-ruzstd.log")
-total_pass=$((total_pass + p))
-total_fail=$((total_fail + f))
-if [ "$rc" -ne 0 ]; then
-  [ "$f" -gt 0 ] && { status=1; say "FAILED: cargo test, ruzstd ($f failed)"; } || fail_part "cargo test, ruzstd (exit $rc)"
-elif [ "$p" -eq 0 ]; then
-  fail_part "cargo test (ruzstd) ran zero tests"
-fi
+cargo_part "cargo test" "$LOGS/cargo-native.log" cargo test --workspace
+# The pure-Rust zstd path (builds without a C compiler): what reads zstd, with ruzstd.
+say "cargo test --no-default-features --features native-decoders: zstd unit tests and the fixture suite, through ruzstd"
+cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" \
+  cargo test --no-default-features --features native-decoders --lib --test native -- zstd every_fixture
+phase native
 
 # --- (c) build -------------------------------------------------------------------------------
 say "build"
@@ -77,49 +92,43 @@ if ! bash scripts/build.sh; then
   fail_part "build"
   summary_and_exit
 fi
+phase build
 
 # --- (d) Rust wasm tests in headless Chromium ------------------------------------------------
-if [ -f tests/web.rs ]; then
-  say "wasm-pack test --headless --chrome (Rust tests in headless Chromium)"
-  node tests/server.mjs --root /fixtures=tests/fixtures --port 0 > "$LOGS/server.out" 2> "$LOGS/server.err" &
-  SERVER_PID=$!
-  URL=""
-  for _ in $(seq 1 100); do
-    URL=$(sed -n 's/^LISTENING //p' "$LOGS/server.out" 2>/dev/null | head -1)
-    [ -n "$URL" ] && break
-    sleep 0.1
-  done
-  if [ -z "$URL" ]; then
-    cat "$LOGS/server.err" >&2
-    fail_part "test server did not start"
-  else
-    # The same command a developer types (no environment needed: tests/web.rs embeds the
-    # fixtures); the server URL adds the real-fetch path. The decoders kept out of the package's
-    # module are linked into the test module (the default feature native-decoders), so that
-    # every fixture is read in the browser here too.
-    SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
-      WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-      wasm-pack test --headless --chrome --chromedriver /usr/bin/chromedriver 2>&1 | tee "$LOGS/cargo-wasm.log"
-    rc=${PIPESTATUS[0]}
-    read -r p f < <(cargo_counts "$LOGS/cargo-wasm.log")
-    total_pass=$((total_pass + p))
-    total_fail=$((total_fail + f))
-    if [ "$rc" -ne 0 ]; then
-      [ "$f" -gt 0 ] && { status=1; say "FAILED: wasm tests ($f failed)"; } || fail_part "wasm tests (exit $rc)"
-    elif ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
-      fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
-    fi
-  fi
-  kill "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  SERVER_PID=""
+# tests/web.rs through wasm-bindgen's test runner (what `wasm-pack test --headless --chrome`
+# runs; see the README): no environment needed (the fixtures are embedded), and with a fixture
+# server's URL the real-fetch path too.
+say "cargo test --target wasm32-unknown-unknown --test web (Rust tests in headless Chromium)"
+node tests/server.mjs --root /fixtures=tests/fixtures --port 0 > "$LOGS/server.out" 2> "$LOGS/server.err" &
+SERVER_PID=$!
+URL=""
+for _ in $(seq 1 100); do
+  URL=$(sed -n 's/^LISTENING //p' "$LOGS/server.out" 2>/dev/null | head -1)
+  [ -n "$URL" ] && break
+  sleep 0.1
+done
+if [ -z "$URL" ]; then
+  cat "$LOGS/server.err" >&2
+  fail_part "test server did not start"
 else
-  say "SKIP wasm browser tests: tests/web.rs does not exist yet"
+  SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    CHROMEDRIVER=/usr/bin/chromedriver \
+    WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
+    cargo_part "wasm tests" "$LOGS/cargo-wasm.log" cargo test --target wasm32-unknown-unknown --test web
+  if ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
+    fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
+  fi
 fi
+kill "$SERVER_PID" 2>/dev/null || true
+wait "$SERVER_PID" 2>/dev/null || true
+SERVER_PID=""
+phase wasm
 
 # --- (e) Node + browser tests of the built package -------------------------------------------
+# Two files at a time (each starts its own servers on free ports).
 say "node --test tests/js/"
-node --test --test-reporter=spec tests/js/ 2>&1 | tee "$LOGS/node.log"
+node --test --test-concurrency=2 --test-reporter=spec tests/js/ 2>&1 | tee "$LOGS/node.log"
 rc=${PIPESTATUS[0]}
 p=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ pass ([0-9]+)$/\1/p' | tail -1)
 f=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ fail ([0-9]+)$/\1/p' | tail -1)
@@ -128,10 +137,11 @@ f=${f:-0}
 total_pass=$((total_pass + p))
 total_fail=$((total_fail + f))
 if [ "$rc" -ne 0 ]; then
-  [ "$f" -gt 0 ] && { status=1; say "FAILED: node tests ($f failed)"; } || fail_part "node tests (exit $rc)"
+  if [ "$f" -gt 0 ]; then status=1; say "FAILED: node tests ($f failed)"; else fail_part "node tests (exit $rc)"; fi
 elif [ "$p" -eq 0 ]; then
   fail_part "node tests ran zero tests"
 fi
+phase node
 
 # --- (f) summary -----------------------------------------------------------------------------
 summary_and_exit
