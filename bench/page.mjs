@@ -44,8 +44,15 @@ const LIBS = {
   }),
   zarrita: (tuned) => ({
     async open(url) {
-      let store = new zarr.FetchStore(url, tuned ? { useSuffixRequest: true } : {});
-      if (tuned) store = zarr.withRangeCoalescing(store);
+      let store;
+      if (/\.zip$/.test(url)) {
+        // A stored zip of the store (`--layout zip`): zarrita's own zip store.
+        store = await zarr.ZipFileStore.fromUrl(url);
+        if (tuned) store = zarr.withRangeCoalescing(store);
+      } else {
+        store = new zarr.FetchStore(url, tuned ? { useSuffixRequest: true } : {});
+        if (tuned) store = zarr.withRangeCoalescing(store);
+      }
       const arr = await zarr.open.v3(store, { kind: "array" });
       const chunks = arr.chunks;
       const toZ = (sel) => sel.map((s) => (s === null ? null : typeof s === "number" ? s : zarr.slice(s[0], s[1])));

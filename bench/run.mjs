@@ -19,6 +19,8 @@
 //                     run and order square (a before/after comparison of a change)
 //   --out FILE        results file (default bench/results/<date>.json; never overwritten)
 //   --no-save         print only
+//   --layout zip      read each dataset from a stored zip of it (bench/zip.mjs; zarrita through
+//                     its ZipFileStore) instead of its directory
 //   --link MS:MBPS    serve the data over a simulated link (tests/server.mjs --latency-ms/--mbps):
 //                     every answer waits MS (one round trip), all bodies share MBPS Mbit/s; the
 //                     table then gives each run against the link floor (bytes ÷ bandwidth +
@@ -37,6 +39,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
+import { zipStore } from "./zip.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -59,7 +62,7 @@ const LIBS = ["shardfetch", "shardfetch-noworkers", "zarrita", "zarrita-tuned"];
 // --- options -----------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const o = { part: "all", passes: 5, reps: 4, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, baseline: null, out: null, save: true };
+  const o = { part: "all", passes: 5, reps: 4, datasets: DATASETS, workloads: WORKLOADS, libs: LIBS, profile: false, pkg: null, baseline: null, out: null, save: true, layout: "plain" };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i] ?? (() => { throw new Error(`missing value for ${a}`); })();
@@ -75,6 +78,7 @@ function parseArgs(argv) {
     else if (a === "--baseline") o.baseline = path.resolve(next());
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
+    else if (a === "--layout") o.layout = next();
     else if (a === "--link") {
       const [ms, mbps] = next().split(":").map(Number);
       if (!(ms >= 0) || !(mbps > 0)) throw new Error("--link wants MS:MBPS, e.g. 40:200");
@@ -84,6 +88,7 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
   if (!["all", "table", "decoders"].includes(o.part)) throw new Error("--part must be table, decoders or all");
+  if (!["plain", "zip"].includes(o.layout)) throw new Error("--layout must be plain or zip");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) {
@@ -124,8 +129,8 @@ function ensurePkg(pkgDir) {
 
 function ensureZarritaBundle() {
   const out = path.join(buildDir, "zarrita.js");
-  const lock = path.join(repo, "package-lock.json");
-  if (fs.existsSync(out) && fs.statSync(out).mtimeMs > fs.statSync(lock).mtimeMs) return;
+  const newest = Math.max(...[path.join(repo, "package-lock.json"), path.join(here, "zarrita-entry.js")].map((f) => fs.statSync(f).mtimeMs));
+  if (fs.existsSync(out) && fs.statSync(out).mtimeMs > newest) return;
   say("bundling zarrita with esbuild → bench/.build/zarrita.js");
   fs.mkdirSync(buildDir, { recursive: true });
   sh(path.join(repo, "node_modules/.bin/esbuild"), [
@@ -278,6 +283,7 @@ async function main() {
   const opt = parseArgs(process.argv.slice(2));
   const pkgDir = opt.pkg ?? path.join(repo, "pkg");
   ensureData();
+  if (opt.layout === "zip") for (const d of opt.datasets) zipStore(path.join(dataDir, d), path.join(dataDir, `${d}.zarr.zip`));
   ensurePkg(pkgDir);
   ensureZarritaBundle();
   const zarritaVersion = JSON.parse(fs.readFileSync(path.join(repo, "node_modules/zarrita/package.json"), "utf8")).version;
@@ -325,7 +331,7 @@ async function main() {
         lib,
         dataset,
         workload,
-        url: `${dataServer.url}/data/${dataset}`,
+        url: opt.layout === "zip" ? `${dataServer.url}/data/${dataset}.zarr.zip` : `${dataServer.url}/data/${dataset}`,
         info,
       });
     } catch (e) {

@@ -4,7 +4,7 @@
 use crate::core::storage::limit::Limiter;
 use crate::core::storage::{origin, HttpClient, Method, Request, Response};
 use crate::core::{Error, ErrorCode, Result};
-use alloc::collections::BTreeMap;
+use crate::core::storage::vecmap::VecMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -151,13 +151,13 @@ const MAX_IN_FLIGHT: usize = 16;
 
 std::thread_local! {
     /// One limit per origin, shared by every array of this instance.
-    static LIMITS: RefCell<BTreeMap<String, Rc<Limiter>>> = const { RefCell::new(BTreeMap::new()) };
+    static LIMITS: RefCell<VecMap<String, Rc<Limiter>>> = const { RefCell::new(VecMap::new()) };
 }
 
 /// The request limit of `url`'s origin.
 pub fn limiter(url: &str) -> Rc<Limiter> {
     LIMITS.with(|m| {
-        m.borrow_mut().entry(origin(url).into()).or_insert_with(|| Rc::new(Limiter::new(MAX_IN_FLIGHT))).clone()
+        m.borrow_mut().get_or_insert_with(origin(url).into(), || Rc::new(Limiter::new(MAX_IN_FLIGHT))).clone()
     })
 }
 

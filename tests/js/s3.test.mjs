@@ -149,7 +149,8 @@ test("S3 (moto): a private bucket refuses unsigned reads with a typed error nami
 test("S3 (moto): every fixture reads through presigned URLs made per request in the fetch option", async () => {
   seen.length = 0;
   proxy.log.length = 0;
-  const r = await checkFixtures(api, `${proxy.url}/fixtures`, manifest, loadExpected, { open: { fetch: signingFetch } });
+  // Eight cases at a time: moto answers each request slowly.
+  const r = await checkFixtures(api, `${proxy.url}/fixtures`, manifest, loadExpected, { open: { fetch: signingFetch }, concurrency: 8 });
   assert.ok(r.count >= manifest.cases.length, `${r.count} cases ran`);
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const by = {};
@@ -200,6 +201,7 @@ test("S3 without list permission: a missing key is 403 — an HttpError naming t
     cases: manifest.cases.filter((k) => k.features?.some((f) => f.startsWith("missing_"))).map((k) => k.name),
     groups: false,
     open: { fetch: signingFetch, treat403AsMissing: true },
+    concurrency: 8,
   });
   assert.ok(r.count >= 5, `${r.count} arrays with missing chunks or shards`);
   assert.equal(r.failed, 0, r.failures.join("\n"));

@@ -3,7 +3,7 @@
 //! Single-threaded (wasm): state lives in `RefCell`s. If the task doing the work is dropped
 //! (its caller aborted), waiters are woken and one of them takes over.
 use crate::core::error::{ErrorCode, Result};
-use alloc::collections::BTreeMap;
+use super::vecmap::VecMap;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -19,12 +19,12 @@ enum State<V> {
 type Slot<V> = Rc<RefCell<State<V>>>;
 
 pub struct Dedup<K: Ord + Clone, V: Clone> {
-    inflight: RefCell<BTreeMap<K, Slot<V>>>,
+    inflight: RefCell<VecMap<K, Slot<V>>>,
 }
 
 impl<K: Ord + Clone, V: Clone> Default for Dedup<K, V> {
     fn default() -> Self {
-        Dedup { inflight: RefCell::new(BTreeMap::new()) }
+        Dedup { inflight: RefCell::new(VecMap::new()) }
     }
 }
 

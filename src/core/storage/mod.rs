@@ -16,6 +16,7 @@ pub mod limit;
 pub mod objects;
 mod store;
 pub mod url;
+pub mod vecmap;
 pub mod zip;
 
 pub use http::{ByteRange, HttpClient, Method, Request, Response};

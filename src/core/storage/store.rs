@@ -11,7 +11,7 @@ use super::http::{
     Status,
 };
 use crate::core::error::{too_large, Error, ErrorCode, Result};
-use alloc::collections::BTreeMap;
+use super::vecmap::VecMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -170,9 +170,9 @@ pub struct Store {
     /// Batches under way ([`Store::pin`]): while any is, whole objects are held whatever the
     /// cache's size, so that no batch downloads one twice.
     pins: Rc<Cell<usize>>,
-    pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
+    pinned: Rc<RefCell<VecMap<String, Rc<Vec<u8>>>>>,
     /// Whole objects read for one object's chunks ([`Store::hold_whole`]), with their holders.
-    wholes_held: Rc<RefCell<BTreeMap<String, (Rc<Vec<u8>>, usize)>>>,
+    wholes_held: Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, usize)>>>,
     /// The last whole object a server sent for a ranged read (it ignores Range), kept even above
     /// `cache_bytes` (within `max_body`): reads one after another in the same object would
     /// otherwise each download it whole again.
@@ -189,7 +189,7 @@ pub struct Store {
 /// Serves reads of one object from its whole bytes until dropped.
 pub struct HeldWhole {
     url: String,
-    held: Rc<RefCell<BTreeMap<String, (Rc<Vec<u8>>, usize)>>>,
+    held: Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, usize)>>>,
 }
 
 impl Drop for HeldWhole {
@@ -207,7 +207,7 @@ impl Drop for HeldWhole {
 /// Holds whole objects for a batch of reads; the last one dropped lets them go.
 pub struct Pin {
     pins: Rc<Cell<usize>>,
-    pinned: Rc<RefCell<BTreeMap<String, Rc<Vec<u8>>>>>,
+    pinned: Rc<RefCell<VecMap<String, Rc<Vec<u8>>>>>,
 }
 
 impl Drop for Pin {
@@ -233,8 +233,8 @@ impl Store {
             range_ignored: Cell::new(false),
             wholes: Dedup::default(),
             pins: Rc::new(Cell::new(0)),
-            pinned: Rc::new(RefCell::new(BTreeMap::new())),
-            wholes_held: Rc::new(RefCell::new(BTreeMap::new())),
+            pinned: Rc::new(RefCell::new(VecMap::new())),
+            wholes_held: Rc::new(RefCell::new(VecMap::new())),
             last_whole: RefCell::new(None),
             stats: Cell::new(Stats::default()),
         }
@@ -686,12 +686,12 @@ impl Store {
         wanted: &[(String, ByteRange)],
         mut each: impl FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
     ) -> Result<()> {
-        let mut by_url: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut by_url: VecMap<&str, Vec<usize>> = VecMap::new();
         for (i, (url, _)) in wanted.iter().enumerate() {
-            by_url.entry(url.as_str()).or_default().push(i);
+            by_url.get_or_insert_with(url.as_str(), Vec::new).push(i);
         }
         let mut jobs: Vec<Job> = Vec::new();
-        for (url, items) in by_url {
+        for (url, items) in by_url.into_vec() {
             let mut spans: Vec<(usize, u64, u64)> = Vec::new();
             let mut held = Vec::new();
             for i in items {
