@@ -8,9 +8,9 @@
 //
 //   node bench/soak.mjs [--gib 10] [--env node,chromium] [--storm] [--out FILE]
 //
-// Prints, per environment: peak and steady-state memory (median of the last quarter of the
-// samples), and the slope of memory against bytes moved over the last three quarters (MiB per
-// GiB). Requires pkg/ (npm run build).
+// Prints, per environment: peak, 95th percentile and steady-state memory (median of the last
+// quarter of the samples), and the slope of memory against bytes moved over the last three
+// quarters (MiB per GiB). Requires pkg/ (npm run build).
 import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
@@ -52,6 +52,12 @@ function childJson(script, argv) {
 }
 
 /** Peak, steady state (median of the last quarter) and slope (MiB per GiB moved, last three quarters). */
+/** Every nth sample, for the record: memory (MiB) against GiB moved. */
+function curve(samples, keys, n = 40) {
+  const step = Math.max(1, Math.floor(samples.length / n));
+  return samples.filter((_, i) => i % step === 0 || i === samples.length - 1).map((s) => [+(s.moved / GiB).toFixed(3), ...keys.map((k) => +(s[k] / MiB).toFixed(1))]);
+}
+
 function summary(samples, key) {
   const xs = samples.map((s) => s.moved / GiB);
   const ys = samples.map((s) => s[key] / MiB);
@@ -61,7 +67,8 @@ function summary(samples, key) {
   const my = y.reduce((a, b) => a + b, 0) / y.length;
   const slope = x.reduce((s, xi, i) => s + (xi - mx) * (y[i] - my), 0) / x.reduce((s, xi) => s + (xi - mx) ** 2, 0);
   const last = [...ys.slice(-Math.max(1, Math.floor(ys.length / 4)))].sort((a, b) => a - b);
-  return { peak: Math.max(...ys), steady: last[last.length >> 1], slope, first: ys[0] };
+  const sorted = [...ys].sort((a, b) => a - b);
+  return { peak: sorted.at(-1), p95: sorted[Math.floor(sorted.length * 0.95)], steady: last[last.length >> 1], slope, first: ys[0] };
 }
 
 function renderersRss() {
@@ -85,18 +92,18 @@ if (envs.includes("node")) {
   const data = await dataServer(spec);
   const r = await childJson("soak-node.mjs", [pkgUrl, data.url, String(target)]);
   data.close();
-  results.runs.node = { ...r, samples: undefined, rss: summary(r.samples, "rss"), heap: summary(r.samples, "heap"), arrayBuffers: summary(r.samples, "arrayBuffers") };
+  results.runs.node = { ...r, samples: undefined, rss: summary(r.samples, "rss"), heap: summary(r.samples, "heap"), arrayBuffers: summary(r.samples, "arrayBuffers"), curve: ["GiB", "rss", "heap", "arrayBuffers", curve(r.samples, ["rss", "heap", "arrayBuffers"])] };
   console.log(`node: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
   for (const k of ["rss", "heap", "arrayBuffers"]) {
     const s = results.runs.node[k];
-    console.log(`  ${k}: first ${s.first.toFixed(0)} MiB, peak ${s.peak.toFixed(0)}, steady ${s.steady.toFixed(0)}, slope ${s.slope.toFixed(2)} MiB/GiB`);
+    console.log(`  ${k}: first ${s.first.toFixed(0)} MiB, peak ${s.peak.toFixed(0)}, p95 ${s.p95.toFixed(0)}, steady ${s.steady.toFixed(0)}, slope ${s.slope.toFixed(2)} MiB/GiB`);
   }
 }
 
 if (envs.includes("chromium")) {
   const data = await dataServer(spec);
   const page = await startServer({ root: { "/": repo } });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--js-flags=--expose-gc"], headless: true });
   const tab = await browser.newPage();
   await tab.goto(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}`);
   const samples = [];
@@ -106,13 +113,25 @@ if (envs.includes("chromium")) {
     if (s.error) throw new Error(s.error);
     if (s.last) samples.push({ ...s.last, rss: renderersRss() });
     if (s.result) {
-      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), heap: summary(samples, "heap") };
+      // At the end: what the renderers hold once the page's garbage is collected (the session's
+      // tile LRU, the library's cache, the workers' wasm memories), against the transient peaks
+      // of ArrayBuffers waiting for a collection.
+      const end = renderersRss();
+      await tab.evaluate(async () => {
+        for (let i = 0; i < 3; i++) {
+          globalThis.gc?.();
+          await new Promise((r) => setTimeout(r, 300));
+        }
+      });
+      const afterGc = renderersRss();
+      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), heap: summary(samples, "heap"), endRss: end / MiB, afterGcRss: afterGc / MiB, curve: ["GiB", "rss", "heap", curve(samples, ["rss", "heap"])] };
       const r = s.result;
       console.log(`chromium: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
       for (const k of ["rss", "heap"]) {
         const m = results.runs.chromium[k];
-        console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
+        console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, p95 ${m.p95.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
       }
+      console.log(`  rss at the end ${(end / MiB).toFixed(0)} MiB, after the page's gc() ${(afterGc / MiB).toFixed(0)} MiB`);
       break;
     }
   }
