@@ -237,10 +237,12 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
 /// (`store: "icechunk"`, a branch, tag or snapshot) name one; a parent group's when it is the
 /// same repository at the same snapshot (read once for all).
 fn icechunk_mount(url: &str, pasted: &storage::url::Pasted, options: &OpenOptions) -> Result<Option<Mount>> {
-    let version = match (&options.version, &pasted.icechunk, options.store) {
+    let main = || Version::Branch(String::from("main"));
+    let version = match (&options.version, pasted.icechunk.as_deref(), options.store) {
         (_, _, Some(StoreKind::Plain | StoreKind::Zip)) => return Ok(None),
-        (Some(v), _, _) | (None, Some(v), _) => v.clone().checked()?,
-        (None, None, Some(StoreKind::Icechunk)) => Version::Branch(String::from("main")),
+        (Some(v), _, _) => v.clone().checked()?,
+        (None, Some(""), _) | (None, None, Some(StoreKind::Icechunk)) => main(),
+        (None, Some(at), _) => Version::parse(at)?,
         (None, None, None) => return Ok(None),
     };
     let repo = Repo::new(url, version);

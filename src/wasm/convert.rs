@@ -142,7 +142,13 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
             Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, icechunk, plain)"))
         })?);
     }
-    o.version = icechunk_version(options)?;
+    use crate::core::storage::icechunk::Version;
+    let text = |v: JsValue| v.as_string();
+    o.version = one_version([
+        get(options, "branch").and_then(text).map(Version::Branch),
+        get(options, "tag").and_then(text).map(Version::Tag),
+        get(options, "snapshot").and_then(text).map(Version::Snapshot),
+    ])?;
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     o.scale = get(options, "scale").map(|s| scale_name(&s));
     match get(options, "retry") {
@@ -180,11 +186,11 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
 }
 
-/// An Icechunk repository's `branch`, `tag` or `snapshot` (at most one).
-fn icechunk_version(options: &JsValue) -> Result<Option<crate::core::storage::icechunk::Version>> {
+/// An Icechunk repository's `branch`, `tag` or `snapshot` (at most one of them given).
+fn one_version(
+    named: [Option<crate::core::storage::icechunk::Version>; 3],
+) -> Result<Option<crate::core::storage::icechunk::Version>> {
     use crate::core::storage::icechunk::Version;
-    let text = |k: &str| get(options, k).and_then(|v| v.as_string());
-    let named = [text("branch").map(Version::Branch), text("tag").map(Version::Tag), text("snapshot").map(Version::Snapshot)];
     let mut named = named.into_iter().flatten();
     let version = named.next();
     if named.next().is_some() {

@@ -563,7 +563,7 @@ fn manifest_for(manifests: Vector<'_>, coords: &[u32]) -> Result<Option<[u8; 12]
 pub fn containers(config: &[u8]) -> Vec<Container> {
     let mut out = Vec::new();
     let _ = flex::containers(config, &mut out);
-    out
+    out.into_iter().map(|(name, prefix)| Container { name, prefix }).collect()
 }
 
 /// `url_prefix:` (and `name:`) lines of a spec-v1 `config.yaml`'s containers.
@@ -588,7 +588,6 @@ fn yaml_containers(doc: &[u8]) -> Vec<Container> {
 
 /// Just enough of FlexBuffers to find the containers, every read bounds-checked.
 mod flex {
-    use super::Container;
     use alloc::string::String;
     use alloc::vec::Vec;
 
@@ -655,7 +654,8 @@ mod flex {
         Some(Ref { at: t.checked_add(i * w)?, parent: w, kind: packed >> 2, width: 1 << (packed & 3) })
     }
 
-    pub fn containers(b: &[u8], out: &mut Vec<Container>) -> Option<()> {
+    /// (name, URL prefix) of each container.
+    pub fn containers(b: &[u8], out: &mut Vec<(Option<String>, String)>) -> Option<()> {
         let (&w, rest) = b.split_last()?;
         let (&packed, _) = rest.split_last()?;
         let w = usize::from(w);
@@ -670,7 +670,7 @@ mod flex {
             let c = entry(b, t, w, n, i)?;
             let Some(p) = get(b, c, "url_prefix").filter(|r| r.kind == STRING || r.kind == KEY) else { continue };
             let name = get(b, c, "name").filter(|r| r.kind == STRING).and_then(|r| text(b, r));
-            out.push(Container { name, prefix: text(b, p)? });
+            out.push((name, text(b, p)?));
         }
         Some(())
     }

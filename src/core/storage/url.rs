@@ -18,8 +18,9 @@ pub struct Pasted {
     pub format: Option<&'static str>,
     /// A node path the URL names after its format (`|zarr3:group/a`) or repository.
     pub path: String,
-    /// An Icechunk repository at `url`, at this version (`|icechunk:`).
-    pub icechunk: Option<super::icechunk::Version>,
+    /// An Icechunk repository at `url`, at this version as written (`|icechunk:@tag.v1/`:
+    /// `tag.v1`; empty: none written).
+    pub icechunk: Option<String>,
 }
 
 /// `s3://bucket/key` and `gs://bucket/key` as their public HTTPS URLs (Neuroglancer's mapping);
@@ -79,13 +80,10 @@ pub fn parse(pasted: &str) -> Result<Pasted> {
             "zip" if out.zip.is_none() => out.zip = Some(arg.trim_matches('/').to_string()),
             "icechunk" if out.icechunk.is_none() => {
                 let (version, path) = match arg.strip_prefix('@') {
-                    Some(at) => {
-                        let (v, p) = at.split_once('/').unwrap_or((at, ""));
-                        (super::icechunk::Version::parse(v)?, p)
-                    }
-                    None => (super::icechunk::Version::Branch(String::from("main")), arg),
+                    Some(at) => at.split_once('/').unwrap_or((at, "")),
+                    None => ("", arg),
                 };
-                out.icechunk = Some(version);
+                out.icechunk = Some(version.to_string());
                 out.path = super::join_paths(&out.path, path);
             }
             k if FORMATS.contains(&k) && out.format.is_none_or(|f| f == k) => {
@@ -123,13 +121,11 @@ mod tests {
         assert_eq!(parse("n5://https://h/x").unwrap_err().code, ErrorCode::UnsupportedFormat);
         assert_eq!(parse("https://h/x|ocdbt:").unwrap_err().code, ErrorCode::UnsupportedFormat);
         assert_eq!(parse("ftp://h/x").unwrap_err().code, ErrorCode::UnsupportedFormat);
-        use super::super::icechunk::Version;
         let p = parse("s3://b/repo|icechunk:@tag.v1/group/a|zarr3:").unwrap();
-        assert_eq!((p.url.as_str(), p.icechunk, p.path.as_str()), ("https://b.s3.amazonaws.com/repo", Some(Version::Tag("v1".into())), "group/a"));
+        assert_eq!((p.url.as_str(), p.icechunk.as_deref(), p.path.as_str()), ("https://b.s3.amazonaws.com/repo", Some("tag.v1"), "group/a"));
         let p = parse("https://h/repo|icechunk:raw").unwrap();
-        assert_eq!((p.icechunk, p.path.as_str()), (Some(Version::Branch("main".into())), "raw"));
+        assert_eq!((p.icechunk.as_deref(), p.path.as_str()), (Some(""), "raw"));
         let p = parse("https://h/repo|icechunk:@1CECHNKREP0F1RSTCMT0").unwrap();
-        assert_eq!(p.icechunk, Some(Version::Snapshot("1CECHNKREP0F1RSTCMT0".into())));
-        assert_eq!(parse("https://h/repo|icechunk:@nope/x").unwrap_err().code, ErrorCode::InvalidSelection);
+        assert_eq!(p.icechunk.as_deref(), Some("1CECHNKREP0F1RSTCMT0"));
     }
 }
