@@ -122,7 +122,10 @@ fn spec_v1_refs_sit_at_fixed_paths() {
     let c = Files::default();
     array(&c, &repo("v1.icechunk"), options("raw", Some(Version::Tag("v1".into())))).unwrap();
     let log = c.take();
-    assert_eq!(log[..3], ["v1.icechunk/repo", "v1.icechunk/refs/tag.v1/ref.json", "v1.icechunk/refs/tag.v1/ref.json.deleted"]);
+    assert_eq!(
+        log[..3],
+        ["v1.icechunk/repo", "v1.icechunk/refs/tag.v1/ref.json", "v1.icechunk/refs/tag.v1/ref.json.deleted"]
+    );
     assert!(log[3].starts_with("v1.icechunk/snapshots/") && log.len() == 4, "{log:?}");
     let e = array(&c, &repo("v1.icechunk"), options("raw", Some(Version::Branch("nope".into())))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound);
@@ -197,14 +200,19 @@ fn virtual_chunks_in_a_container_read_others_are_refused() {
     let v = &m["virtual"];
     let c = Files::default();
     for case in v["cases"].as_array().unwrap() {
-        let (cases, _) = parse_manifest(serde_json::to_string(&serde_json::json!({ "cases": [case] })).unwrap().as_bytes());
+        let (cases, _) =
+            parse_manifest(serde_json::to_string(&serde_json::json!({ "cases": [case] })).unwrap().as_bytes());
         block_on(check_case(&c, BASE, &cases[0])).unwrap();
     }
     assert!(c.take().iter().any(|l| l.starts_with("external/virtual.bin bytes=")));
     let a = array(&c, &repo("virtual.icechunk"), options("refused", None)).unwrap();
     let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::UnsupportedFormat);
-    assert!(e.message.contains("s3://other-bucket/virtual.bin") && e.message.contains("s3://fixture-bucket/"), "{}", e.message);
+    assert!(
+        e.message.contains("s3://other-bucket/virtual.bin") && e.message.contains("s3://fixture-bucket/"),
+        "{}",
+        e.message
+    );
     assert!(c.take().iter().all(|l| !l.contains("other-bucket")));
 }
 
@@ -215,7 +223,8 @@ fn hostile_repositories_are_typed_errors() {
         let name = h["name"].as_str().unwrap();
         let url = format!("{BASE}/data/{}", h["path"].as_str().unwrap());
         let c = Files::default();
-        let got = array(&c, &url, options("a", None)).and_then(|a| block_on(read_region(&a, &c, &[Sel::All, Sel::All])).map(|_| ()));
+        let got = array(&c, &url, options("a", None))
+            .and_then(|a| block_on(read_region(&a, &c, &[Sel::All, Sel::All])).map(|_| ()));
         match h["code"].as_str() {
             None => assert!(got.is_ok(), "{name}: {:?}", got.err()),
             Some(code) => {

@@ -200,7 +200,6 @@ pub fn unzstd(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-
 /// One or more zstd frames that may not state their decoded size (a streaming encoder's, as
 /// Icechunk's files are), decoded into a buffer grown by doubling up to `limit` bytes: what is
 /// reserved stays within twice the output, never the limit at once.
@@ -239,13 +238,17 @@ pub fn unzstd_with_dict(data: &[u8], dict: &[u8], limit: usize) -> Result<Vec<u8
     {
         let mut d = zstd_safe::DCtx::create();
         d.decompress_using_dict(&mut out, data, dict).map_err(|code| {
-            Error::new(ErrorCode::CorruptChunk, format!("zstd: {} (with a dictionary)", zstd_safe::get_error_name(code)))
+            Error::new(
+                ErrorCode::CorruptChunk,
+                format!("zstd: {} (with a dictionary)", zstd_safe::get_error_name(code)),
+            )
         })?;
     }
     #[cfg(not(feature = "zstd-c"))]
     {
         zstd_windows_within(data, (limit as u64).max(1 << 20))?;
-        let bad = |e: &dyn core::fmt::Display| Error::new(ErrorCode::CorruptChunk, format!("zstd: {e} (with a dictionary)"));
+        let bad =
+            |e: &dyn core::fmt::Display| Error::new(ErrorCode::CorruptChunk, format!("zstd: {e} (with a dictionary)"));
         let d = ruzstd::decoding::Dictionary::decode_dict(dict).map_err(|e| bad(&e))?;
         let mut f = ruzstd::decoding::FrameDecoder::new();
         f.add_dict(d).map_err(|e| bad(&e))?;
@@ -291,7 +294,10 @@ mod tests {
     #[test]
     fn frames_without_a_size_grow_their_buffer() {
         // `zstd --no-content-size` of 300 000 zeros: more than the first guess (64 KiB).
-        let zeros = [40, 181, 47, 253, 4, 88, 84, 0, 0, 16, 0, 0, 1, 0, 251, 255, 57, 192, 2, 2, 0, 16, 0, 3, 159, 4, 0, 45, 40, 222, 38];
+        let zeros = [
+            40, 181, 47, 253, 4, 88, 84, 0, 0, 16, 0, 0, 1, 0, 251, 255, 57, 192, 2, 2, 0, 16, 0, 3, 159, 4, 0, 45, 40,
+            222, 38,
+        ];
         assert_eq!(frame_content_size(&zeros), None);
         assert_eq!(unzstd_unsized(&zeros, 1 << 20).unwrap(), alloc::vec![0u8; 300_000]);
         assert_eq!(unzstd_unsized(&zeros, 299_999).unwrap_err().code, ErrorCode::TooLarge);

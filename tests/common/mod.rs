@@ -135,12 +135,23 @@ impl Case {
 /// An Icechunk repository's `branch`, `tag` or `snapshot` from a case's `open`.
 pub fn icechunk_version(o: &Value) -> Option<Version> {
     let s = |k: &str| o.get(k).and_then(Value::as_str).map(String::from);
-    s("branch").map(Version::Branch).or_else(|| s("tag").map(Version::Tag)).or_else(|| s("snapshot").map(Version::Snapshot))
+    s("branch")
+        .map(Version::Branch)
+        .or_else(|| s("tag").map(Version::Tag))
+        .or_else(|| s("snapshot").map(Version::Snapshot))
 }
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
     let r = c
-        .send(Request { method: Method::Get, url, range: None, limit: None, asked: None, stall_ms: None, deadline: None })
+        .send(Request {
+            method: Method::Get,
+            url,
+            range: None,
+            limit: None,
+            asked: None,
+            stall_ms: None,
+            deadline: None,
+        })
         .await
         .expect("fetch");
     assert_eq!(r.status, 200, "{url}");

@@ -633,7 +633,8 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
 
 test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
   const repoUrl = `${dataServer.url}/fixtures/icechunk/v2.icechunk`;
-  const exp = new Uint16Array(fs.readFileSync(path.join(fixturesDir, "expected/icechunk/ic2_tag_raw.bin")).buffer.slice(0));
+  const bin = fs.readFileSync(path.join(fixturesDir, "expected/icechunk/ic2_tag_raw.bin"));
+  const exp = new Uint16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
   dataServer.log.length = 0;
   const page = await openViewer({ url: repoUrl, store: "icechunk", tag: "v1", path: "raw", lo: 0, hi: 65535, cmap: "grey" });
   try {

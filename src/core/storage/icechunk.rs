@@ -57,7 +57,9 @@ impl Version {
     /// Names that are path segments, ids that are ids: nothing here can leave the repository.
     pub fn checked(self) -> Result<Version> {
         let ok = match &self {
-            Version::Branch(n) | Version::Tag(n) => !n.is_empty() && !n.contains(['/', '\\', '?', '#']) && n != ".." && n != ".",
+            Version::Branch(n) | Version::Tag(n) => {
+                !n.is_empty() && !n.contains(['/', '\\', '?', '#']) && n != ".." && n != "."
+            }
             Version::Snapshot(id) => id.len() == 20 && id.bytes().all(|b| CROCKFORD.contains(&b.to_ascii_uppercase())),
         };
         if ok {
@@ -66,7 +68,10 @@ impl Version {
                 v => v,
             });
         }
-        Err(Error::new(ErrorCode::InvalidSelection, format!("{}: not a branch, tag or snapshot id of an Icechunk repository", self.spelled())))
+        Err(Error::new(
+            ErrorCode::InvalidSelection,
+            format!("{}: not a branch, tag or snapshot id of an Icechunk repository", self.spelled()),
+        ))
     }
 
     /// `@branch.main` (as Neuroglancer writes it).
@@ -287,7 +292,14 @@ impl Repo {
 
     /// The Icechunk file at `path`: (spec version, flatbuffer), cached within the store's
     /// budget; absent: `NotFound` (nothing else here says it).
-    async fn file<C: HttpClient>(&self, store: &impl Objects, c: &C, path: &str, kind: u8, limit: u64) -> Result<Rc<(u8, Vec<u8>)>> {
+    async fn file<C: HttpClient>(
+        &self,
+        store: &impl Objects,
+        c: &C,
+        path: &str,
+        kind: u8,
+        limit: u64,
+    ) -> Result<Rc<(u8, Vec<u8>)>> {
         let url = self.file_url(path);
         let work = || async {
             match store.read_object(c, &url, ByteRange::Full).await? {
@@ -307,7 +319,10 @@ impl Repo {
         let path = format!("snapshots/{id}");
         let url = self.file_url(&path);
         let f = self.file(store, c, &path, SNAPSHOT, store.max_document()).await.map_err(|e| match e.code {
-            ErrorCode::NotFound => Error::new(ErrorCode::NotFound, format!("{url}: not found (no snapshot {id} in the Icechunk repository {})", self.url)),
+            ErrorCode::NotFound => Error::new(
+                ErrorCode::NotFound,
+                format!("{url}: not found (no snapshot {id} in the Icechunk repository {})", self.url),
+            ),
             _ => e,
         })?;
         let s = Rc::new(Snapshot::parse(&url, id, f)?);
@@ -333,16 +348,23 @@ impl Repo {
             let bad = |e: Error| corrupt(&url, e.message);
             let t = root(&f.1).map_err(bad)?;
             self.containers.replace(Some(Rc::new(containers(t.blob(9).map_err(bad)?.unwrap_or(&[])))));
-            let refs = t.vector(if kind == "tag" { 1 } else { 2 }, 4).map_err(bad)?.ok_or_else(|| corrupt(&url, "no refs"))?;
+            let refs =
+                t.vector(if kind == "tag" { 1 } else { 2 }, 4).map_err(bad)?.ok_or_else(|| corrupt(&url, "no refs"))?;
             let name_of = |i: usize| -> Result<&str> { Ok(refs.table(i)?.str(0)?.unwrap_or("")) };
             let found = search(refs.len, |i| Ok(name_of(i)?.as_bytes().cmp(name.as_bytes()))).map_err(bad)?;
-            let Some(i) = found else { return Err(not_found(format!("the Icechunk repository has no {kind} {name:?}"))) };
+            let Some(i) = found else {
+                return Err(not_found(format!("the Icechunk repository has no {kind} {name:?}")));
+            };
             let index = refs.table(i).and_then(|r| r.u32(1, 0)).map_err(bad)? as usize;
             let snapshots = t.vector(4, 4).map_err(bad)?.ok_or_else(|| corrupt(&url, "no snapshots"))?;
             if index >= snapshots.len {
                 return Err(corrupt(&url, format!("{kind} {name:?} points at snapshot {index} of {}", snapshots.len)));
             }
-            let id = snapshots.table(index).and_then(|s| s.bytes(0, 12)).map_err(bad)?.ok_or_else(|| corrupt(&url, "a snapshot without an id"))?;
+            let id = snapshots
+                .table(index)
+                .and_then(|s| s.bytes(0, 12))
+                .map_err(bad)?
+                .ok_or_else(|| corrupt(&url, "a snapshot without an id"))?;
             return Ok(base32(id));
         }
         // Spec v1: refs at fixed paths; a deleted tag leaves a marker beside its ref.
@@ -350,10 +372,14 @@ impl Repo {
         let url = self.file_url(&path);
         let doc = store.read_object(c, &url, ByteRange::Full).await?;
         let Some(doc) = doc else {
-            let why = format!("no Icechunk repository here (neither `repo`, spec v2, nor `{path}`, spec v1: no {kind} {name:?})");
+            let why = format!(
+                "no Icechunk repository here (neither `repo`, spec v2, nor `{path}`, spec v1: no {kind} {name:?})"
+            );
             return Err(not_found(why));
         };
-        if kind == "tag" && store.read_object(c, &self.file_url(&format!("{path}.deleted")), ByteRange::Full).await?.is_some() {
+        if kind == "tag"
+            && store.read_object(c, &self.file_url(&format!("{path}.deleted")), ByteRange::Full).await?.is_some()
+        {
             return Err(not_found(format!("the tag {name:?} was deleted")));
         }
         let id = match json::parse(&doc.bytes) {
@@ -377,7 +403,12 @@ impl Repo {
             got => Some(got?),
         };
         let list = match repo {
-            Some(f) => containers(root(&f.1).and_then(|t| t.blob(9)).map_err(|e| corrupt(&self.file_url("repo"), e.message))?.unwrap_or(&[])),
+            Some(f) => containers(
+                root(&f.1)
+                    .and_then(|t| t.blob(9))
+                    .map_err(|e| corrupt(&self.file_url("repo"), e.message))?
+                    .unwrap_or(&[]),
+            ),
             None => match store.read_object(c, &self.file_url("config.yaml"), ByteRange::Full).await? {
                 Some(doc) => yaml_containers(&doc.bytes),
                 None => Vec::new(),
@@ -405,7 +436,9 @@ impl Repo {
                 None => return Ok(Place::Missing),
             },
         };
-        let Ok(coords) = coords.map_or(Ok(Vec::new()), |c| c.split('/').map(str::parse::<u32>).collect::<core::result::Result<Vec<u32>, _>>()) else {
+        let Ok(coords) = coords.map_or(Ok(Vec::new()), |c| {
+            c.split('/').map(str::parse::<u32>).collect::<core::result::Result<Vec<u32>, _>>()
+        }) else {
             return Ok(Place::Missing);
         };
         let node = snap.node(&format!("/{path}")).map_err(|e| self.corrupt_snapshot(&snap, e))?;
@@ -413,7 +446,9 @@ impl Repo {
         if ndim != coords.len() {
             return Ok(Place::Missing);
         }
-        let Some(manifest) = manifest_for(manifests, &coords).map_err(|e| self.corrupt_snapshot(&snap, e))? else { return Ok(Place::Missing) };
+        let Some(manifest) = manifest_for(manifests, &coords).map_err(|e| self.corrupt_snapshot(&snap, e))? else {
+            return Ok(Place::Missing);
+        };
         let id = base32(&manifest);
         let path = format!("manifests/{id}");
         let url = self.file_url(&path);
@@ -432,7 +467,13 @@ impl Repo {
     }
 
     /// A manifest (spec version, flatbuffer): the last one used, or cached, or read.
-    async fn manifest<C: HttpClient>(&self, store: &impl Objects, c: &C, id: [u8; 12], path: &str) -> Result<Rc<(u8, Vec<u8>)>> {
+    async fn manifest<C: HttpClient>(
+        &self,
+        store: &impl Objects,
+        c: &C,
+        id: [u8; 12],
+        path: &str,
+    ) -> Result<Rc<(u8, Vec<u8>)>> {
         if let Some((last, f)) = &*self.manifest.borrow() {
             if *last == id {
                 return Ok(f.clone());
@@ -444,7 +485,14 @@ impl Repo {
     }
 
     /// Where the chunk at `coords` of array `node` is, from its manifest `fb`.
-    async fn chunk<C: HttpClient>(&self, store: &impl Objects, c: &C, fb: &[u8], node: &[u8], coords: &[u32]) -> Result<Place> {
+    async fn chunk<C: HttpClient>(
+        &self,
+        store: &impl Objects,
+        c: &C,
+        fb: &[u8],
+        node: &[u8],
+        coords: &[u32],
+    ) -> Result<Place> {
         let m = root(fb)?;
         let none = || Error::new(ErrorCode::CorruptShard, "a manifest without its arrays or refs");
         let arrays = m.vector(1, 4)?.ok_or_else(none)?;
@@ -480,10 +528,17 @@ impl Repo {
             (Some(l), _) => l.to_string(),
             (None, Some(packed)) => {
                 let dict = m.blob(2)?.unwrap_or(&[]);
-                let l = zstd::unzstd_with_dict(packed, dict, 1024).map_err(|e| Error::new(ErrorCode::CorruptShard, format!("a compressed location: {}", e.message)))?;
+                let l = zstd::unzstd_with_dict(packed, dict, 1024).map_err(|e| {
+                    Error::new(ErrorCode::CorruptShard, format!("a compressed location: {}", e.message))
+                })?;
                 String::from_utf8(l).map_err(|_| Error::new(ErrorCode::CorruptShard, "a location that is not UTF-8"))?
             }
-            (None, None) => return Err(Error::new(ErrorCode::CorruptShard, "a chunk reference that is neither inline, native nor virtual")),
+            (None, None) => {
+                return Err(Error::new(
+                    ErrorCode::CorruptShard,
+                    "a chunk reference that is neither inline, native nor virtual",
+                ))
+            }
         };
         self.virtual_place(store, c, &location, offset, len).await
     }
@@ -491,7 +546,14 @@ impl Repo {
     /// A virtual chunk's object, where a container of the repository allows its location
     /// (as Icechunk decides: the location starts with the container's URL prefix, or is
     /// `vcc://<container name>/…`).
-    async fn virtual_place<C: HttpClient>(&self, store: &impl Objects, c: &C, location: &str, offset: u64, len: u64) -> Result<Place> {
+    async fn virtual_place<C: HttpClient>(
+        &self,
+        store: &impl Objects,
+        c: &C,
+        location: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<Place> {
         let containers = self.containers(store, c).await?;
         let absolute = match location.strip_prefix("vcc://") {
             Some(rest) => {
@@ -512,7 +574,8 @@ impl Repo {
             Some("http" | "https" | "s3" | "gs") => super::url::public_https(&absolute),
             Some("gcs") => super::url::public_https(&absolute.replacen("gcs://", "gs://", 1)),
             _ => {
-                let why = format!("the virtual chunk at {absolute:?}: only http(s)://, s3:// and gs:// locations are read");
+                let why =
+                    format!("the virtual chunk at {absolute:?}: only http(s)://, s3:// and gs:// locations are read");
                 return Err(Error::new(ErrorCode::UnsupportedFormat, why));
             }
         };
@@ -526,7 +589,8 @@ impl Repo {
 
     /// Bytes the mount holds (the snapshot, the last manifest).
     pub fn held_bytes(&self) -> usize {
-        self.snapshot.borrow().as_ref().map_or(0, |s| s.bytes()) + self.manifest.borrow().as_ref().map_or(0, |m| m.1 .1.len())
+        self.snapshot.borrow().as_ref().map_or(0, |s| s.bytes())
+            + self.manifest.borrow().as_ref().map_or(0, |m| m.1 .1.len())
     }
 }
 
@@ -727,6 +791,12 @@ mod tests {
     fn yaml_containers_of_spec_v1() {
         let doc = b"virtual_chunk_containers:\n  s3://b/:\n    name: ext\n    url_prefix: s3://b/\n    store: !s3_compatible\n      region: us-east-1\n  gs://c/:\n    name: null\n    url_prefix: 'gs://c/'\n";
         let c = yaml_containers(doc);
-        assert_eq!(c, [Container { name: Some("ext".into()), prefix: "s3://b/".into() }, Container { name: None, prefix: "gs://c/".into() }]);
+        assert_eq!(
+            c,
+            [
+                Container { name: Some("ext".into()), prefix: "s3://b/".into() },
+                Container { name: None, prefix: "gs://c/".into() }
+            ]
+        );
     }
 }
