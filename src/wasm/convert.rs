@@ -191,12 +191,11 @@ fn one_version(
     named: [Option<crate::core::storage::icechunk::Version>; 3],
 ) -> Result<Option<crate::core::storage::icechunk::Version>> {
     use crate::core::storage::icechunk::Version;
-    let mut named = named.into_iter().flatten();
-    let version = named.next();
-    if named.next().is_some() {
+    let [a, b, c] = named;
+    if usize::from(a.is_some()) + usize::from(b.is_some()) + usize::from(c.is_some()) > 1 {
         return Err(Error::new(ErrorCode::InvalidSelection, "give one of branch, tag and snapshot, not several"));
     }
-    version.map(Version::checked).transpose()
+    a.or(b).or(c).map(Version::checked).transpose()
 }
 
 /// The external decoders (see `core::codec::external`) as the wrapper runs them:

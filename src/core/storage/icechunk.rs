@@ -140,7 +140,7 @@ pub fn unpack(url: &str, file: &[u8], kind: u8, limit: u64) -> Result<(u8, Vec<u
 }
 
 /// Binary search over `len` sorted items by a fallible comparison with the one wanted.
-fn search(len: usize, cmp: impl Fn(usize) -> Result<Ordering>) -> Result<Option<usize>> {
+fn search(len: usize, cmp: &dyn Fn(usize) -> Result<Ordering>) -> Result<Option<usize>> {
     let (mut lo, mut hi) = (0, len);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
@@ -206,7 +206,7 @@ impl Snapshot {
     pub fn node(&self, path: &str) -> Result<Option<Node<'_>>> {
         let nodes = self.nodes()?;
         let path_of = |i: usize| -> Result<&str> { Ok(nodes.table(i)?.str(1)?.unwrap_or("")) };
-        let Some(i) = search(nodes.len, |i| Ok(path_of(i)?.as_bytes().cmp(path.as_bytes())))? else { return Ok(None) };
+        let Some(i) = search(nodes.len, &|i| Ok(path_of(i)?.as_bytes().cmp(path.as_bytes())))? else { return Ok(None) };
         node(nodes.table(i)?).map(Some)
     }
 
@@ -351,7 +351,7 @@ impl Repo {
             let refs =
                 t.vector(if kind == "tag" { 1 } else { 2 }, 4).map_err(bad)?.ok_or_else(|| corrupt(&url, "no refs"))?;
             let name_of = |i: usize| -> Result<&str> { Ok(refs.table(i)?.str(0)?.unwrap_or("")) };
-            let found = search(refs.len, |i| Ok(name_of(i)?.as_bytes().cmp(name.as_bytes()))).map_err(bad)?;
+            let found = search(refs.len, &|i| Ok(name_of(i)?.as_bytes().cmp(name.as_bytes()))).map_err(bad)?;
             let Some(i) = found else {
                 return Err(not_found(format!("the Icechunk repository has no {kind} {name:?}")));
             };
@@ -423,24 +423,11 @@ impl Repo {
     pub async fn place<C: HttpClient>(&self, store: &impl Objects, c: &C, key: &str) -> Result<Place> {
         let snap = self.snapshot(store, c).await?;
         if key == "zarr.json" || key.ends_with("/zarr.json") {
-            let path = format!("/{}", key.trim_end_matches("zarr.json").trim_end_matches('/'));
+            let path = format!("/{}", key[..key.len() - 9].trim_end_matches('/'));
             let node = snap.node(&path).map_err(|e| self.corrupt_snapshot(&snap, e))?;
             return Ok(node.map_or(Place::Missing, |n| Place::Bytes(Rc::new(n.zarr_json.to_vec()))));
         }
-        // Chunk keys as Icechunk parses them: `path/c/0/1`, `c/0`, `c` (zero dimensions).
-        let (path, coords) = match key.rsplit_once("/c/") {
-            Some((p, c)) => (p, Some(c)),
-            None if key == "c" => ("", None),
-            None => match key.strip_prefix("c/") {
-                Some(c) => ("", Some(c)),
-                None => return Ok(Place::Missing),
-            },
-        };
-        let Ok(coords) = coords.map_or(Ok(Vec::new()), |c| {
-            c.split('/').map(str::parse::<u32>).collect::<core::result::Result<Vec<u32>, _>>()
-        }) else {
-            return Ok(Place::Missing);
-        };
+        let Some((path, coords)) = chunk_key(key) else { return Ok(Place::Missing) };
         let node = snap.node(&format!("/{path}")).map_err(|e| self.corrupt_snapshot(&snap, e))?;
         let Some((node_id, manifests, ndim)) = node.and_then(|n| n.array) else { return Ok(Place::Missing) };
         if ndim != coords.len() {
@@ -497,7 +484,7 @@ impl Repo {
         let none = || Error::new(ErrorCode::CorruptShard, "a manifest without its arrays or refs");
         let arrays = m.vector(1, 4)?.ok_or_else(none)?;
         let id_of = |i: usize| -> Result<&[u8]> { arrays.table(i)?.bytes(0, 8)?.ok_or_else(none) };
-        let Some(a) = search(arrays.len, |i| Ok(id_of(i)?.cmp(node)))? else { return Ok(Place::Missing) };
+        let Some(a) = search(arrays.len, &|i| Ok(id_of(i)?.cmp(node)))? else { return Ok(Place::Missing) };
         let refs = arrays.table(a)?.vector(1, 4)?.ok_or_else(none)?;
         let index_cmp = |i: usize| -> Result<Ordering> {
             let index = refs.table(i)?.vector(0, 4)?.ok_or_else(none)?;
@@ -512,7 +499,7 @@ impl Repo {
             }
             Ok(index.len.cmp(&coords.len()))
         };
-        let Some(i) = search(refs.len, index_cmp)? else { return Ok(Place::Missing) };
+        let Some(i) = search(refs.len, &index_cmp)? else { return Ok(Place::Missing) };
         let r = refs.table(i)?;
         if let Some(bytes) = r.blob(1)? {
             return Ok(Place::Bytes(Rc::new(bytes.to_vec())));
@@ -563,16 +550,23 @@ impl Repo {
             None => containers.iter().any(|k| location.starts_with(k.prefix.as_str())).then(|| location.to_string()),
         };
         let Some(absolute) = absolute else {
+            let mut prefixes = String::new();
+            for k in containers.iter() {
+                prefixes.push_str(if prefixes.is_empty() { "" } else { ", " });
+                prefixes.push_str(&k.prefix);
+            }
+            if prefixes.is_empty() {
+                prefixes.push_str("it declares none");
+            }
             let why = format!(
-                "the virtual chunk at {location:?} is in none of the repository's virtual chunk containers ({}): not read",
-                if containers.is_empty() { String::from("it declares none") } else { containers.iter().map(|k| k.prefix.as_str()).collect::<Vec<_>>().join(", ") }
+                "the virtual chunk at {location:?} is in none of the repository's virtual chunk containers ({prefixes}): not read"
             );
             return Err(Error::new(ErrorCode::UnsupportedFormat, why));
         };
         // (Where a `resolveUrl` option would map `absolute` first, as for reference files.)
         let url = match absolute.split_once("://").map(|(s, _)| s) {
             Some("http" | "https" | "s3" | "gs") => super::url::public_https(&absolute),
-            Some("gcs") => super::url::public_https(&absolute.replacen("gcs://", "gs://", 1)),
+            Some("gcs") => super::url::public_https(&format!("gs{}", &absolute[3..])),
             _ => {
                 let why =
                     format!("the virtual chunk at {absolute:?}: only http(s)://, s3:// and gs:// locations are read");
@@ -592,6 +586,24 @@ impl Repo {
         self.snapshot.borrow().as_ref().map_or(0, |s| s.bytes())
             + self.manifest.borrow().as_ref().map_or(0, |m| m.1 .1.len())
     }
+}
+
+/// A chunk key as Icechunk parses it (`path/c/0/1`, `c/0`; `c`, `path/c` for zero dimensions): the node's
+/// path and the chunk's coordinates.
+fn chunk_key(key: &str) -> Option<(&str, Vec<u32>)> {
+    // (A byte search: `rsplit_once` with a string pattern costs 1.7 KB of module.)
+    let (path, coords) = match key.as_bytes().windows(3).rposition(|w| w == b"/c/") {
+        Some(i) => (&key[..i], &key[i + 3..]),
+        None if key == "c" => return Some(("", Vec::new())),
+        None if key.ends_with("/c") => return Some((&key[..key.len() - 2], Vec::new())),
+        None => ("", key.strip_prefix("c/")?),
+    };
+    let mut out = Vec::new();
+    for part in coords.split('/') {
+        let digit = |v: u32, d: u8| v.checked_mul(10)?.checked_add(u32::from(d.checked_sub(b'0').filter(|d| *d < 10)?));
+        out.push(Some(part).filter(|p| !p.is_empty())?.bytes().try_fold(0u32, digit)?);
+    }
+    Some((path, out))
 }
 
 /// The id of the manifest holding the chunk at `coords`: the one whose extents contain it.
@@ -637,7 +649,10 @@ fn yaml_containers(doc: &[u8]) -> Vec<Container> {
     let mut name = None;
     let value = |line: &str, key: &str| -> Option<String> {
         let v = line.trim().strip_prefix(key)?.trim();
-        let v = v.trim_matches(|c| c == '\'' || c == '"');
+        let v = match v.as_bytes() {
+            [q @ (b'\'' | b'"'), .., e] if e == q => &v[1..v.len() - 1],
+            _ => v,
+        };
         (!v.is_empty() && v != "null" && v != "~").then(|| v.to_string())
     };
     for line in text.lines() {
@@ -743,6 +758,7 @@ mod flex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     #[test]
     fn ids_and_versions() {
@@ -755,6 +771,19 @@ mod tests {
         assert!(Version::parse("branch.../x").is_err());
         assert!(Version::parse("../../etc").is_err());
         assert!(Version::Tag("a/b".into()).checked().is_err());
+    }
+
+    #[test]
+    fn chunk_keys() {
+        assert_eq!(chunk_key("a/b/c/0/12"), Some(("a/b", vec![0, 12])));
+        assert_eq!(chunk_key("a/c/b/c/3"), Some(("a/c/b", vec![3])));
+        assert_eq!(chunk_key("c/4/5"), Some(("", vec![4, 5])));
+        assert_eq!(chunk_key("c"), Some(("", vec![])));
+        assert_eq!(chunk_key("g/zero_d/c"), Some(("g/zero_d", vec![])));
+        assert_eq!(chunk_key("a/c/4294967295"), Some(("a", vec![u32::MAX])));
+        for bad in ["a/c/4294967296", "a/c/-1", "a/c/1//2", "a/c/", "a/.zarray", "a/c/x", "cc/0"] {
+            assert_eq!(chunk_key(bad), None, "{bad}");
+        }
     }
 
     #[test]
