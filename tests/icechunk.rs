@@ -199,7 +199,10 @@ fn virtual_chunks_in_a_container_read_others_are_refused() {
     let m = manifest();
     let v = &m["virtual"];
     let c = Files::default();
-    for case in v["cases"].as_array().unwrap() {
+    let mut all: Vec<Value> = v["cases"].as_array().unwrap().clone();
+    // Spec v1: the container is declared in config.yaml.
+    all.push(m["virtual_v1"].clone());
+    for case in &all {
         let (cases, _) =
             parse_manifest(serde_json::to_string(&serde_json::json!({ "cases": [case] })).unwrap().as_bytes());
         block_on(check_case(&c, BASE, &cases[0])).unwrap();
