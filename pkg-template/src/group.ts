@@ -59,7 +59,7 @@ export class Group {
   readonly #children: readonly GroupChild[];
   /** Whether consolidated metadata describes this group's members. */
   readonly consolidated: boolean;
-  /** The archive holding the group (a `.zip`, an `.ozx`), or `null`. */
+  /** The archive holding the group (a `.zip`, an `.ozx`) or its Icechunk repository, or `null`. */
   readonly container: Container | null;
   /** The module's group (kept while it has consolidated metadata to answer from), and its instance. */
   #handle: WasmGroup | null;
@@ -99,8 +99,9 @@ export class Group {
 
   /**
    * The group's children as its consolidated metadata lists them (Zarr v3
-   * `consolidated_metadata`, v2 `.zmetadata`; a child group's from its parent's): name and kind,
-   * in the document's order. Empty when there is none (a plain store cannot be listed over HTTP).
+   * `consolidated_metadata`, v2 `.zmetadata`; a child group's from its parent's), or an Icechunk
+   * snapshot does: name and kind, in the document's (snapshot's) order. Empty when there is none
+   * (a plain store cannot be listed over HTTP).
    */
   children(): readonly GroupChild[] {
     return this.#children;
