@@ -15,6 +15,9 @@ export interface WasmOptions {
   path?: string;
   format?: string;
   store?: string;
+  branch?: string;
+  tag?: string;
+  snapshot?: string;
   scale?: number | string;
   cacheBytes?: number;
   treat403AsMissing?: boolean;
@@ -96,11 +99,15 @@ export interface WasmGroupMeta {
   container: WasmContainer | null;
 }
 
-/** What holds a node when it is not a plain store: a zip archive (its URL and comment). */
+/**
+ * What holds a node when it is not a plain store: a zip archive (its URL and comment), or an
+ * Icechunk repository (its URL, the snapshot read and that snapshot's commit message).
+ */
 export interface WasmContainer {
-  kind: "zip";
+  kind: "zip" | "icechunk";
   url: string;
   comment: string;
+  snapshot?: string;
 }
 
 /** A multiscale image's description (core `metadata/multiscale.rs`): levels finest first. */

@@ -28,6 +28,19 @@ export class DatasetError extends Error {
 const PREFIXES = /^(zarr[23]?|precomputed|n5):\/\//i;
 // (`|zip:path`, `|zarr3:` pipelines, `.zip`/`.ozx` archives and reference files are the library's.)
 
+/**
+ * What a page's query opens: `?url=` as typed, or an Icechunk repository given by
+ * `?url=<repository>&store=icechunk&branch=…` (`tag=`, `snapshot=`, `path=`) as the pipeline
+ * `<repository>|icechunk:@branch.…/<path>` (the library's syntax, which `?url=` may carry itself).
+ */
+export function inputOf(query, fallback) {
+  const url = query.get("url") ?? fallback;
+  const version = ["branch", "tag", "snapshot"].find((k) => query.get(k));
+  if ((query.get("store") !== "icechunk" && version === undefined) || url.includes("|icechunk:")) return url;
+  const at = version === undefined ? "" : `@${version === "snapshot" ? "" : `${version}.`}${query.get(version)}/`;
+  return `${url}|icechunk:${at}${(query.get("path") ?? "").replace(/^\/+/, "")}`;
+}
+
 /** Normalise user input: scheme prefixes (Neuroglancer style), trailing metadata file names. */
 export function parseInput(input) {
   let url = String(input ?? "").trim();

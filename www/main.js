@@ -13,7 +13,7 @@
 //   cacheMB tile cache budget (default 256), inflight: max concurrent chunk requests (default 8)
 
 import * as shardfetch from "shardfetch";
-import { openDataset, DatasetError } from "./datasets.js";
+import { openDataset, DatasetError, inputOf } from "./datasets.js";
 import { Viewer } from "./viewer.js";
 import { COLORMAPS } from "./render.js";
 
@@ -132,7 +132,7 @@ $("open-form").addEventListener("submit", (ev) => {
 
 window.addEventListener("popstate", () => {
   const q = new URLSearchParams(location.search);
-  load(q.get("url") ?? SAMPLE, paramsToInitial(q));
+  load(inputOf(q, SAMPLE), paramsToInitial(q));
 });
 
 // --- panel ----------------------------------------------------------------------------------------
@@ -393,4 +393,4 @@ function scheduleUrlUpdate() {
 
 $("sample-link").href = `?url=${encodeURIComponent(SAMPLE)}`;
 $("sample-pc-link").href = `?url=${encodeURIComponent(SAMPLE_PRECOMPUTED)}`;
-load(q0.get("url") ?? SAMPLE, paramsToInitial(q0));
+load(inputOf(q0, SAMPLE), paramsToInitial(q0));

@@ -53,7 +53,7 @@ export class ShardedArray {
   readonly attributesText: string;
   #attributes: Readonly<Record<string, unknown>> | undefined;
   readonly dimensionNames: readonly (string | null)[] | null;
-  /** The archive holding the array (a `.zip`, an `.ozx`), or `null`. */
+  /** The archive holding the array (a `.zip`, an `.ozx`) or its Icechunk repository (the snapshot read), or `null`. */
   readonly container: Container | null;
 
   #handle: WasmArray | null;

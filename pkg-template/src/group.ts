@@ -33,7 +33,7 @@ export function containerOf(c: WasmContainer | null | undefined): Container | nu
   } catch {
     // Not JSON: no version.
   }
-  return Object.freeze({ kind: c.kind, url: c.url, comment: c.comment, omeVersion });
+  return Object.freeze({ kind: c.kind, url: c.url, comment: c.comment, omeVersion, snapshot: c.snapshot ?? null });
 }
 
 /** A member of a group, as its consolidated metadata lists it. */
@@ -59,7 +59,7 @@ export class Group {
   readonly #children: readonly GroupChild[];
   /** Whether consolidated metadata describes this group's members. */
   readonly consolidated: boolean;
-  /** The archive holding the group (a `.zip`, an `.ozx`), or `null`. */
+  /** The archive holding the group (a `.zip`, an `.ozx`) or its Icechunk repository, or `null`. */
   readonly container: Container | null;
   /** The module's group (kept while it has consolidated metadata to answer from), and its instance. */
   #handle: WasmGroup | null;
@@ -99,8 +99,9 @@ export class Group {
 
   /**
    * The group's children as its consolidated metadata lists them (Zarr v3
-   * `consolidated_metadata`, v2 `.zmetadata`; a child group's from its parent's): name and kind,
-   * in the document's order. Empty when there is none (a plain store cannot be listed over HTTP).
+   * `consolidated_metadata`, v2 `.zmetadata`; a child group's from its parent's), or an Icechunk
+   * snapshot does: name and kind, in the document's (snapshot's) order. Empty when there is none
+   * (a plain store cannot be listed over HTTP).
    */
   children(): readonly GroupChild[] {
     return this.#children;
@@ -115,7 +116,15 @@ export class Group {
     const path = api().childPath(this.#path, api().childPath(child, options.path ?? ""));
     // The module's group belongs to the instance that made it: after a replacement, plain reads.
     const via = this.#handle !== null && this.#generation === moduleGeneration() ? this.#handle : undefined;
-    return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path }, via);
+    // An Icechunk group's children are read at the snapshot the group was read at.
+    let group = this.#options;
+    if (this.container?.kind === "icechunk" && this.container.snapshot !== null) {
+      const { branch: _b, tag: _t, ...rest } = group;
+      void _b;
+      void _t;
+      group = { ...rest, store: "icechunk", snapshot: this.container.snapshot };
+    }
+    return this.#open(this.#root, { format: this.format, ...group, ...options, path }, via);
   }
 
   /** Let go of the consolidated metadata held for the children (otherwise kept until the page goes). */

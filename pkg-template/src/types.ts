@@ -83,9 +83,17 @@ export interface OpenOptions {
   format?: Format;
   /**
    * What holds the nodes: `"zip"` reads `url` as a zip archive (detected for `.zip` and `.ozx`
-   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"plain"` never does.
+   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"icechunk"` reads `url`
+   * as an Icechunk repository's root (also `url|icechunk:@branch.main/path`, or a `branch`,
+   * `tag` or `snapshot` given), `path` the node in it; `"plain"` never reads an archive.
    */
-  store?: "zip" | "plain";
+  store?: "zip" | "icechunk" | "plain";
+  /** Icechunk: the branch to read (default `main`). */
+  branch?: string;
+  /** Icechunk: the tag to read. */
+  tag?: string;
+  /** Icechunk: the snapshot to read, by id (20 characters of Crockford base 32). */
+  snapshot?: string;
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
   scale?: number | string;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */
@@ -159,11 +167,15 @@ export interface ArrayStats extends WasmStats {
 
 /**
  * What holds a node when it is not a plain store: a zip archive (`.zip`, OME's `.ozx`), its URL,
- * its comment, and the OME version an `.ozx` names there (`{"ome": {"version": "0.5"}}`).
+ * its comment, and the OME version an `.ozx` names there (`{"ome": {"version": "0.5"}}`); or an
+ * Icechunk repository, its URL, the snapshot read (`snapshot`, its id: a branch or tag is
+ * resolved once, at open) and that snapshot's commit message (`comment`).
  */
 export interface Container {
-  kind: "zip";
+  kind: "zip" | "icechunk";
   url: string;
   comment: string;
   omeVersion: string | null;
+  /** Icechunk: the id of the snapshot read; `null` for a zip archive. */
+  snapshot: string | null;
 }

@@ -3,8 +3,8 @@
 //!
 //! | layer | what | may import |
 //! |---|---|---|
-//! | [`error`], [`nd`], [`json`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser | — |
-//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter; stores over stores (zip archives, consolidated documents) | `error`, `nd`, `json` |
+//! | [`error`], [`nd`], [`json`], [`zstd`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser; bounded zstd decoding | — |
+//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter; stores over stores (zip archives, Icechunk repositories, consolidated documents) | `error`, `nd`, `json`, `zstd` |
 //! | [`metadata`] | documents → one array description (all formats) | `error`, `nd`, `json` |
 //! | [`codec`] | one file per codec behind one trait; chains | + `metadata` |
 //! | [`shard`] | shard indexes → byte spans, read through the store | + `storage`, `codec` |
@@ -25,5 +25,6 @@ pub mod open;
 pub mod read;
 pub mod shard;
 pub mod storage;
+pub mod zstd;
 
 pub use error::{Error, ErrorCode, Result};

@@ -9,6 +9,7 @@ use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{consolidated, draft, precomputed, v2, Documents, Format};
 use super::read::Array;
+use super::storage::icechunk::{Repo, Version};
 use super::storage::zip::Archive;
 use super::storage::{self, join, join_paths, split_url, Config, Container, HttpClient, Known, Mount, Store};
 use alloc::boxed::Box;
@@ -40,15 +41,20 @@ pub struct OpenOptions {
     pub store: Option<StoreKind>,
     /// Documents known without a request: a parent group's consolidated metadata.
     pub known: Option<Rc<Known>>,
-    /// The archive a parent group was read from (its directory read once for all).
+    /// The archive or repository a parent group was read from (read once for all).
     pub mount: Option<Mount>,
+    /// An Icechunk repository's branch, tag or snapshot (`store: "icechunk"`; default branch
+    /// `main`).
+    pub version: Option<Version>,
 }
 
-/// What holds the nodes: objects of their own, or the entries of a zip archive.
+/// What holds the nodes: objects of their own, the entries of a zip archive, or an Icechunk
+/// repository.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
     Plain,
     Zip,
+    Icechunk,
 }
 
 impl StoreKind {
@@ -56,6 +62,7 @@ impl StoreKind {
         match name {
             "plain" | "http" => Some(StoreKind::Plain),
             "zip" => Some(StoreKind::Zip),
+            "icechunk" => Some(StoreKind::Icechunk),
             _ => None,
         }
     }
@@ -75,6 +82,7 @@ impl Default for OpenOptions {
             store: None,
             known: None,
             mount: None,
+            version: None,
         }
     }
 }
@@ -175,9 +183,12 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         _ => None,
     });
     let url = pasted.url.as_str();
+    let icechunk = icechunk_mount(url, &pasted, &options)?;
+    let forced = if icechunk.is_some() { Some(Format::Zarr3) } else { forced };
     let zip = match (options.store, &pasted.zip) {
+        _ if icechunk.is_some() => None,
         (Some(StoreKind::Zip), inner) => Some(inner.clone().unwrap_or_default()),
-        (Some(StoreKind::Plain), _) => None,
+        (Some(StoreKind::Plain | StoreKind::Icechunk), _) => None,
         (None, inner) => inner.clone(),
     };
     let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
@@ -190,6 +201,9 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             Some(Mount::Zip(z)) if z.url == archive.url => Mount::Zip(z),
             _ => Mount::Zip(Rc::new(archive)),
         };
+        store = store.with_mount(mount);
+    }
+    if let Some(mount) = icechunk {
         store = store.with_mount(mount);
     }
     let store = Rc::new(store);
@@ -208,12 +222,53 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             if let Some(k) = &g.known {
                 g.children = k.children_of(&place.node());
             }
+            if let Some(Mount::Icechunk(r)) = store.mount() {
+                g.children = icechunk_children(r, &place.path);
+            }
             g.container = container;
             g.mount = store.mount().cloned();
             Opened::Group(g)
         }
         Opened::Array(a) => Opened::Array(Box::new(a.with_container(container))),
     })
+}
+
+/// The Icechunk repository to mount at `url`, when the URL (`|icechunk:`) or the options
+/// (`store: "icechunk"`, a branch, tag or snapshot) name one; a parent group's when it is the
+/// same repository at the same snapshot (read once for all).
+fn icechunk_mount(url: &str, pasted: &storage::url::Pasted, options: &OpenOptions) -> Result<Option<Mount>> {
+    let main = || Version::Branch(String::from("main"));
+    let version = match (&options.version, pasted.icechunk.as_deref(), options.store) {
+        (_, _, Some(StoreKind::Plain | StoreKind::Zip)) => return Ok(None),
+        (Some(v), _, _) => v.clone().checked()?,
+        (None, Some(""), _) | (None, None, Some(StoreKind::Icechunk)) => main(),
+        (None, Some(at), _) => Version::parse(at)?,
+        (None, None, None) => return Ok(None),
+    };
+    let repo = Repo::new(url, version);
+    if let Some(Mount::Icechunk(parent)) = &options.mount {
+        let same = match &repo.version {
+            Version::Snapshot(id) => parent.read_snapshot().is_some_and(|s| s.id == *id),
+            v => *v == parent.version,
+        };
+        if parent.url == repo.url && same {
+            return Ok(Some(Mount::Icechunk(parent.clone())));
+        }
+    }
+    Ok(Some(Mount::Icechunk(Rc::new(repo))))
+}
+
+/// The direct children of the group at `path` of a repository: its snapshot lists them.
+fn icechunk_children(repo: &Repo, path: &str) -> Vec<(String, bool)> {
+    let Some(snap) = repo.read_snapshot() else { return Vec::new() };
+    let prefix = format!("/{}/", path.trim_matches('/')).replace("//", "/");
+    let mut out = Vec::new();
+    let _ = snap.each(|n| {
+        if let Some(name) = n.path.strip_prefix(prefix.as_str()).filter(|r| !r.is_empty() && !r.contains('/')) {
+            out.push((String::from(name), n.is_array()));
+        }
+    });
+    out
 }
 
 /// Open the node at `place` (as `forced`, or detecting the format) through `store`.

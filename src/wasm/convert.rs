@@ -139,9 +139,16 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     if let Some(k) = get(options, "store") {
         let name = k.as_string().unwrap_or_default();
         o.store = Some(StoreKind::parse(&name).ok_or_else(|| {
-            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, plain)"))
+            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, icechunk, plain)"))
         })?);
     }
+    use crate::core::storage::icechunk::Version;
+    let text = |v: JsValue| v.as_string();
+    o.version = one_version([
+        get(options, "branch").and_then(text).map(Version::Branch),
+        get(options, "tag").and_then(text).map(Version::Tag),
+        get(options, "snapshot").and_then(text).map(Version::Snapshot),
+    ])?;
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     o.scale = get(options, "scale").map(|s| scale_name(&s));
     match get(options, "retry") {
@@ -177,6 +184,18 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     o.decoders = get(options, "decoders").and_then(|f| f.dyn_into::<js_sys::Function>().ok()).map(JsDecoders::rc);
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
+}
+
+/// An Icechunk repository's `branch`, `tag` or `snapshot` (at most one of them given).
+fn one_version(
+    named: [Option<crate::core::storage::icechunk::Version>; 3],
+) -> Result<Option<crate::core::storage::icechunk::Version>> {
+    use crate::core::storage::icechunk::Version;
+    let [a, b, c] = named;
+    if usize::from(a.is_some()) + usize::from(b.is_some()) + usize::from(c.is_some()) > 1 {
+        return Err(Error::new(ErrorCode::InvalidSelection, "give one of branch, tag and snapshot, not several"));
+    }
+    a.or(b).or(c).map(Version::checked).transpose()
 }
 
 /// The external decoders (see `core::codec::external`) as the wrapper runs them:
@@ -215,6 +234,9 @@ pub fn container_to_js(c: Option<&crate::core::storage::Container>) -> JsValue {
     set(&o, "kind", c.kind);
     set(&o, "url", c.url.as_str());
     set(&o, "comment", c.comment.as_str());
+    if !c.snapshot.is_empty() {
+        set(&o, "snapshot", c.snapshot.as_str());
+    }
     o.into()
 }
 

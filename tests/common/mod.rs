@@ -9,6 +9,7 @@ use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened, StoreKind};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
+use shardfetch::core::storage::icechunk::Version;
 use shardfetch::core::storage::{HttpClient, Method, Request, Response};
 
 pub struct Case {
@@ -125,14 +126,32 @@ impl Case {
             path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
             scale: o.get("scale").map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())),
             store: o.get("store").and_then(Value::as_str).map(|s| StoreKind::parse(s).expect("store")),
+            version: icechunk_version(o),
             ..OpenOptions::default()
         }
     }
 }
 
+/// An Icechunk repository's `branch`, `tag` or `snapshot` from a case's `open`.
+pub fn icechunk_version(o: &Value) -> Option<Version> {
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(String::from);
+    s("branch")
+        .map(Version::Branch)
+        .or_else(|| s("tag").map(Version::Tag))
+        .or_else(|| s("snapshot").map(Version::Snapshot))
+}
+
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
     let r = c
-        .send(Request { method: Method::Get, url, range: None, limit: None, asked: None, stall_ms: None, deadline: None })
+        .send(Request {
+            method: Method::Get,
+            url,
+            range: None,
+            limit: None,
+            asked: None,
+            stall_ms: None,
+            deadline: None,
+        })
         .await
         .expect("fetch");
     assert_eq!(r.status, 200, "{url}");
@@ -426,9 +445,12 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
     let path = g["path"].as_str().unwrap();
     let url = format!("{base}/data/{path}");
     let own = g.get("open").and_then(|o| o.get("path")).and_then(Value::as_str).unwrap_or("");
+    let open_field = g.get("open").cloned().unwrap_or(Value::Null);
     let options = |child: &str| OpenOptions {
         format: g.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
         path: [own, child].iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join("/"),
+        store: open_field.get("store").and_then(Value::as_str).map(|s| StoreKind::parse(s).expect("store")),
+        version: icechunk_version(&open_field),
         ..OpenOptions::default()
     };
     match open(c, &url, options("")).await.map_err(|e| e.to_string())? {

@@ -631,6 +631,45 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
   }
 });
 
+test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
+  const repoUrl = `${dataServer.url}/fixtures/icechunk/v2.icechunk`;
+  const bin = fs.readFileSync(path.join(fixturesDir, "expected/icechunk/ic2_tag_raw.bin"));
+  const exp = new Uint16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
+  dataServer.log.length = 0;
+  const page = await openViewer({ url: repoUrl, store: "icechunk", tag: "v1", path: "raw", lo: 0, hi: 65535, cmap: "grey" });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    assert.equal(await page.evaluate(() => document.getElementById("url").value), `${repoUrl}|icechunk:@tag.v1/raw`);
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < 40; y += 3) {
+      for (let x = 0; x < 50; x += 3) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[y * 50 + x], 0, 65535);
+        assertColour(img.pixel(...p), [g, g, g], `ic2_tag_raw (x ${x}, y ${y})`);
+        n++;
+      }
+    }
+    assert.ok(n > 50, `${n} pixels checked`);
+    const reads = dataServer.log.filter((e) => e.path.startsWith("/fixtures/icechunk/v2.icechunk/"));
+    assert.equal(reads.filter((e) => e.path.endsWith("/repo")).length, 1, "the repo file once");
+  } finally {
+    await page.close();
+  }
+  const piped = await openViewer({ url: `${repoUrl}|icechunk:@branch.main/sharded` });
+  try {
+    assert.equal(await piped.evaluate(() => window.viewerApp.state), "ready", piped.logs.join("\n"));
+    const c = await idle(piped);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+  } finally {
+    await piped.close();
+  }
+});
+
 test("precomputed sample (JPEG, sharded by hash): screen pixels match tensorstore's values at two scales", async (t) => {
   const pc = JSON.parse(fs.readFileSync(path.join(sampleDir, "probes-precomputed.json"), "utf8"));
   // JPEG: decoders may round differently from tensorstore's libjpeg-turbo (2 levels, as in the

@@ -145,9 +145,21 @@ impl Array {
         json::write_str(&mut out, &self.query);
         out.push_str(",\"url\":");
         json::write_str(&mut out, &self.url);
-        if let Some(storage::Mount::Zip(z)) = self.store.mount() {
-            out.push_str(",\"zip\":");
-            json::write_str(&mut out, &z.url);
+        match self.store.mount() {
+            Some(storage::Mount::Zip(z)) => {
+                out.push_str(",\"zip\":");
+                json::write_str(&mut out, &z.url);
+            }
+            // The snapshot read, not the branch: a rebuilt array reads what it read before.
+            Some(storage::Mount::Icechunk(r)) => {
+                out.push_str(",\"icechunk\":");
+                json::write_str(&mut out, &r.url);
+                if let Some(s) = r.read_snapshot() {
+                    out.push_str(",\"snapshot\":");
+                    json::write_str(&mut out, &s.id);
+                }
+            }
+            None => {}
         }
         // An object, not a string in a string: the documents are escaped once.
         out.push_str(",\"documents\":");
@@ -166,6 +178,10 @@ impl Array {
         let mut store = Store::new(config);
         if let Some(zip) = v.get("zip").and_then(Value::as_str) {
             store = store.with_mount(storage::Mount::Zip(Rc::new(storage::zip::Archive::new(zip))));
+        }
+        if let (Some(repo), Some(id)) = (v.get("icechunk").and_then(Value::as_str), v.get("snapshot").and_then(Value::as_str)) {
+            let version = storage::icechunk::Version::Snapshot(String::from(id)).checked()?;
+            store = store.with_mount(storage::Mount::Icechunk(Rc::new(storage::icechunk::Repo::new(repo, version))));
         }
         let store = Rc::new(store);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))

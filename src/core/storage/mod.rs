@@ -1,16 +1,18 @@
 //! Storage: reading bytes of objects over HTTP. Transport only — the [`HttpClient`] trait,
 //! byte ranges and the fallbacks real servers need, in-flight sharing, coalescing of spans
-//! wanted together, the request limiter, the byte-bounded cache, counters. Knows nothing of
-//! arrays, shards or formats.
+//! wanted together, the request limiter, the byte-bounded cache, counters; stores inside
+//! objects (zip archives, Icechunk repositories). Knows nothing of arrays, shards or formats.
 //!
-//! May import: `error`, `nd`, `json`.
+//! May import: `error`, `nd`, `json`, `zstd`.
 //!
 //! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
 //! each imports only those below it, see `core`.)
 pub mod cache;
 pub mod coalesce;
 pub mod dedup;
+pub mod flatbuf;
 pub mod http;
+pub mod icechunk;
 pub mod known;
 pub mod limit;
 pub mod objects;

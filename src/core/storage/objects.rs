@@ -18,6 +18,8 @@ pub struct RangeRead {
 pub trait Objects {
     /// The most bytes one answer may carry (`maxDecodedBytes`).
     fn max_body(&self) -> u64;
+    /// The most bytes a metadata document may have (`maxMetadataBytes`).
+    fn max_document(&self) -> u64;
     /// `range` of the object at `url` itself; `None` when it does not exist.
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
     /// A value computed from the object at `url` under `key`, cached within the store's byte

@@ -121,6 +121,8 @@ type Key = (String, Slot);
 pub enum Mount {
     /// A zip archive's entries (`.zip`, OME's `.ozx`); shared by the stores of its nodes.
     Zip(Rc<Archive>),
+    /// An Icechunk repository's nodes at one snapshot; shared likewise.
+    Icechunk(Rc<super::icechunk::Repo>),
 }
 
 impl Mount {
@@ -128,6 +130,7 @@ impl Mount {
     pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
         match self {
             Mount::Zip(z) => z.key(url),
+            Mount::Icechunk(r) => r.key(url),
         }
     }
 }
@@ -135,11 +138,14 @@ impl Mount {
 /// What holds a store's objects, when it is not a plain one (as the API reports it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Container {
-    /// `"zip"`.
+    /// `"zip"` or `"icechunk"`.
     pub kind: &'static str,
     pub url: String,
-    /// A zip archive's comment (an `.ozx` names its OME version there).
+    /// A zip archive's comment (an `.ozx` names its OME version there); an Icechunk snapshot's
+    /// commit message.
     pub comment: String,
+    /// The Icechunk snapshot read (its id), or empty.
+    pub snapshot: String,
 }
 
 /// Where a range of a mounted object is.
@@ -255,7 +261,11 @@ impl Store {
         match self.mount.as_ref()? {
             Mount::Zip(z) => {
                 let d = z.directory(self, c).await.ok()?;
-                Some(Container { kind: "zip", url: z.url.clone(), comment: d.comment.clone() })
+                Some(Container { kind: "zip", url: z.url.clone(), comment: d.comment.clone(), snapshot: String::new() })
+            }
+            Mount::Icechunk(r) => {
+                let s = r.snapshot(self, c).await.ok()?;
+                Some(Container { kind: "icechunk", url: r.url.clone(), comment: s.message.clone(), snapshot: s.id.clone() })
             }
         }
     }
@@ -280,6 +290,7 @@ impl Store {
     async fn place<C: HttpClient>(&self, c: &C, mount: &Mount, key: &str) -> Result<Place> {
         match mount {
             Mount::Zip(z) => z.place(self, c, key).await,
+            Mount::Icechunk(r) => r.place(self, c, key).await,
         }
     }
 
@@ -1050,6 +1061,9 @@ impl Store {
 impl Objects for Store {
     fn max_body(&self) -> u64 {
         self.config.max_body
+    }
+    fn max_document(&self) -> u64 {
+        self.config.max_document
     }
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read_object(self, c, url, range).await

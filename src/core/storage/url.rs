@@ -1,7 +1,8 @@
 //! URLs as viewer users paste them: `s3://` and `gs://` (public HTTPS endpoints, as
 //! Neuroglancer maps them), the format prefixes `zarr://`, `zarr2://`, `zarr3://`,
 //! `precomputed://`, and Neuroglancer's pipeline syntax `url|zip:inner/path|zarr3:` (a store
-//! inside an archive, then the format and a path in it).
+//! inside an archive, then the format and a path in it) and `url|icechunk:@branch.main/path`
+//! (`@tag.v1`, `@<snapshot id>`; no `@`: branch `main`).
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -15,8 +16,11 @@ pub struct Pasted {
     pub zip: Option<String>,
     /// The format the URL names (`zarr`, `zarr2`, `zarr3`, `precomputed`).
     pub format: Option<&'static str>,
-    /// A node path the URL names after its format (`|zarr3:group/a`).
+    /// A node path the URL names after its format (`|zarr3:group/a`) or repository.
     pub path: String,
+    /// An Icechunk repository at `url`, at this version as written (`|icechunk:@tag.v1/`:
+    /// `tag.v1`; empty: none written).
+    pub icechunk: Option<String>,
 }
 
 /// `s3://bucket/key` and `gs://bucket/key` as their public HTTPS URLs (Neuroglancer's mapping);
@@ -37,7 +41,7 @@ const FORMATS: [&str; 4] = ["zarr", "zarr2", "zarr3", "precomputed"];
 fn unsupported(url: &str, what: &str) -> Error {
     Error::new(
         ErrorCode::UnsupportedFormat,
-        format!("{url}: {what} is not read (zarr://, zarr2://, zarr3://, precomputed://, s3://, gs://, https://, |zip: are)"),
+        format!("{url}: {what} is not read (zarr://, zarr2://, zarr3://, precomputed://, s3://, gs://, https://, |zip:, |icechunk: are)"),
     )
 }
 
@@ -74,15 +78,23 @@ pub fn parse(pasted: &str) -> Result<Pasted> {
         let (kind, arg) = stage.split_once(':').unwrap_or((stage, ""));
         match kind {
             "zip" if out.zip.is_none() => out.zip = Some(arg.trim_matches('/').to_string()),
+            "icechunk" if out.icechunk.is_none() => {
+                let (version, path) = match arg.strip_prefix('@') {
+                    Some(at) => at.split_once('/').unwrap_or((at, "")),
+                    None => ("", arg),
+                };
+                out.icechunk = Some(version.to_string());
+                out.path = super::join_paths(&out.path, path);
+            }
             k if FORMATS.contains(&k) && out.format.is_none_or(|f| f == k) => {
                 out.format = FORMATS.iter().copied().find(|f| *f == k);
-                out.path = arg.trim_matches('/').to_string();
+                out.path = super::join_paths(&out.path, arg);
             }
             "" => {}
             other => return Err(unsupported(pasted, &format!("the pipeline stage {other:?}"))),
         }
     }
-    if out.zip.is_none() && is_zip(&out.url) {
+    if out.zip.is_none() && out.icechunk.is_none() && is_zip(&out.url) {
         out.zip = Some(String::new());
     }
     Ok(out)
@@ -109,5 +121,11 @@ mod tests {
         assert_eq!(parse("n5://https://h/x").unwrap_err().code, ErrorCode::UnsupportedFormat);
         assert_eq!(parse("https://h/x|ocdbt:").unwrap_err().code, ErrorCode::UnsupportedFormat);
         assert_eq!(parse("ftp://h/x").unwrap_err().code, ErrorCode::UnsupportedFormat);
+        let p = parse("s3://b/repo|icechunk:@tag.v1/group/a|zarr3:").unwrap();
+        assert_eq!((p.url.as_str(), p.icechunk.as_deref(), p.path.as_str()), ("https://b.s3.amazonaws.com/repo", Some("tag.v1"), "group/a"));
+        let p = parse("https://h/repo|icechunk:raw").unwrap();
+        assert_eq!((p.icechunk.as_deref(), p.path.as_str()), (Some(""), "raw"));
+        let p = parse("https://h/repo|icechunk:@1CECHNKREP0F1RSTCMT0").unwrap();
+        assert_eq!(p.icechunk.as_deref(), Some("1CECHNKREP0F1RSTCMT0"));
     }
 }

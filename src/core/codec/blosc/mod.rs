@@ -14,7 +14,7 @@ mod shuffle;
 
 use super::lz4::unlz4_into;
 use super::zlib::unzlib_into;
-use super::zstd::Zstd;
+use crate::core::zstd::Zstd;
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{corrupt_in, err, zeroed, Error, ErrorCode, Result};
 use alloc::format;
