@@ -83,9 +83,20 @@ export interface OpenOptions {
   format?: Format;
   /**
    * What holds the nodes: `"zip"` reads `url` as a zip archive (detected for `.zip` and `.ozx`
-   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"plain"` never does.
+   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"references"` reads
+   * `url` as a kerchunk / VirtualiZarr JSON reference file (detected for `.json` URLs whose
+   * document is one), `path` the node inside it; `"plain"` never does either.
    */
-  store?: "zip" | "plain";
+  store?: "zip" | "references" | "plain";
+  /**
+   * Reference files: the URL to fetch for a target URL the file names (templates expanded, a
+   * relative one already resolved against the reference file, `s3://`/`gs://` not yet mapped to
+   * their public HTTPS endpoints, which happens to what this returns). For your own endpoint or
+   * signer; `undefined` keeps the URL. Called when the file is read, not per request (once per
+   * run of keys naming a target: once per file for kerchunk's), synchronously (a `Promise` is
+   * not awaited: an error).
+   */
+  resolveUrl?: (url: string) => string | undefined | null;
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
   scale?: number | string;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */

@@ -9,6 +9,7 @@ use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{draft, precomputed, v2, Documents, Format};
 use super::read::Array;
+use super::storage::refs::{self, References, ResolveUrl};
 use super::storage::zip::Archive;
 use super::storage::{self, join, join_paths, split_url, Config, HttpClient, Mount, Store};
 use alloc::boxed::Box;
@@ -36,15 +37,20 @@ pub struct OpenOptions {
     /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
-    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`).
+    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`, a
+    /// `.json` reference file).
     pub store: Option<StoreKind>,
+    /// The caller's mapping of a reference file's target URLs (`resolveUrl`).
+    pub resolve_url: Option<Rc<dyn ResolveUrl>>,
 }
 
-/// What holds the nodes: objects of their own, or the entries of a zip archive.
+/// What holds the nodes: objects of their own, the entries of a zip archive, or the keys of a
+/// reference file (kerchunk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
     Plain,
     Zip,
+    References,
 }
 
 impl StoreKind {
@@ -52,6 +58,7 @@ impl StoreKind {
         match name {
             "plain" | "http" => Some(StoreKind::Plain),
             "zip" => Some(StoreKind::Zip),
+            "references" => Some(StoreKind::References),
             _ => None,
         }
     }
@@ -69,6 +76,7 @@ impl Default for OpenOptions {
             max_decoded: crate::core::error::MAX_DECODED,
             decoders: external::linked(),
             store: None,
+            resolve_url: None,
         }
     }
 }
@@ -136,17 +144,18 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
         max_body: options.config.max_body.min(options.max_decoded as u64),
         ..options.config
     };
-    let a = Array::from_state(state, config)?;
+    let a = Array::from_state(state, config, options.resolve_url)?;
     Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format
 /// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
 /// Empty when that is not certain from the URL alone: a pipeline (`|`), a scheme other than
-/// HTTP(S) (`gs://`, `zarr3://`, …), or a zip archive (`.zip`, `.ozx`).
+/// HTTP(S) (`gs://`, `zarr3://`, …), a zip archive (`.zip`, `.ozx`) or a reference file
+/// (`.json`, `.parq`, `.parquet`).
 pub fn first_metadata_url(url: &str, path: &str) -> String {
     let plain = url.starts_with("https://") || url.starts_with("http://");
-    if !plain || url.contains('|') || storage::url::is_zip(url) {
+    if !plain || url.contains('|') || storage::url::is_zip(url) || refs::named_references(url) {
         return String::new();
     }
     Location::new(url, path).file("zarr.json")
@@ -163,7 +172,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let url = pasted.url.as_str();
     let zip = match (options.store, &pasted.zip) {
         (Some(StoreKind::Zip), inner) => Some(inner.clone().unwrap_or_default()),
-        (Some(StoreKind::Plain), _) => None,
+        (Some(_), _) => None,
         (None, inner) => inner.clone(),
     };
     let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
@@ -171,6 +180,8 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let mut store = Store::new(Config { max_document: options.max_metadata as u64, ..options.config });
     if zip.is_some() {
         store = store.with_mount(Mount::Zip(Archive::new(url)));
+    } else if let Some(r) = references(c, &store, url, options.store, options.resolve_url).await? {
+        store = store.with_mount(Mount::References(r));
     }
     let store = Rc::new(store);
     let s = &store;
@@ -237,6 +248,23 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             Err(not_found(&place.node(), "no zarr.json, .zarray, info or .zgroup here"))
         }
     }
+}
+
+/// The reference file to mount at `url`: `store: "references"`, or a `.json` URL whose document
+/// is one (read once; any other document is left to the formats).
+async fn references<C: HttpClient>(
+    c: &C,
+    store: &Store,
+    url: &str,
+    kind: Option<StoreKind>,
+    resolve: Option<Rc<dyn ResolveUrl>>,
+) -> Result<Option<References>> {
+    let forced = match kind {
+        None => false,
+        Some(StoreKind::References) => true,
+        Some(_) => return Ok(None),
+    };
+    refs::detect(store, c, url, forced, resolve).await
 }
 
 fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, store: Rc<Store>) -> Result<Opened> {

@@ -130,9 +130,14 @@ impl Array {
         json::write_str(&mut out, &self.query);
         out.push_str(",\"url\":");
         json::write_str(&mut out, &self.url);
-        if let Some(storage::Mount::Zip(z)) = self.store.mount() {
-            out.push_str(",\"zip\":");
-            json::write_str(&mut out, &z.url);
+        let (kind, mounted) = match self.store.mount() {
+            Some(storage::Mount::Zip(z)) => (",\"zip\":", &z.url),
+            Some(storage::Mount::References(r)) => (",\"references\":", &r.url),
+            None => ("", &self.url),
+        };
+        if !kind.is_empty() {
+            out.push_str(kind);
+            json::write_str(&mut out, mounted);
         }
         // An object, not a string in a string: the documents are escaped once.
         out.push_str(",\"documents\":");
@@ -142,8 +147,12 @@ impl Array {
     }
 
     /// The array [`Array::state`] described, read through a new store of `config` (inside the
-    /// same archive, if it was).
-    pub fn from_state(state: &str, config: storage::Config) -> Result<Array> {
+    /// same archive or reference file, if it was; `resolve` maps the latter's targets).
+    pub fn from_state(
+        state: &str,
+        config: storage::Config,
+        resolve: Option<Rc<dyn storage::refs::ResolveUrl>>,
+    ) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
         let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
         let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
@@ -151,6 +160,9 @@ impl Array {
         let mut store = Store::new(config);
         if let Some(zip) = v.get("zip").and_then(Value::as_str) {
             store = store.with_mount(storage::Mount::Zip(storage::zip::Archive::new(zip)));
+        } else if let Some(file) = v.get("references").and_then(Value::as_str) {
+            let r = storage::refs::References::new(file, resolve);
+            store = store.with_mount(storage::Mount::References(r));
         }
         let store = Rc::new(store);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
@@ -319,6 +331,14 @@ impl Array {
                 continue;
             }
             match self.layout.locate(&p.coords) {
+                // A reference file's chunks are ranges of its targets: read together, those of one
+                // target merge. (Its keys are placed without a request; a zip's may need one each.)
+                Ok(_)
+                    if self.layout.chunks_in_object(&p.coords).is_none()
+                        && matches!(self.store.mount(), Some(storage::Mount::References(_))) =>
+                {
+                    objects.entry(self.url.clone()).or_default().push(i)
+                }
                 Ok(at) => objects.entry(self.key_url(&at.key)).or_default().push(i),
                 Err(e) => emit(i, Err(e.at(&self.url)))?,
             }
@@ -395,12 +415,12 @@ impl Array {
             .store
             .read_spans(c, &wanted, |k, got| {
                 seen[k] = true;
-                let i = owner[k];
+                let (i, url) = (owner[k], &wanted[k].0);
                 let got = match got {
                     Ok(None) => Ok(Got::Absent),
                     Ok(Some(bytes)) if decode => {
-                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(&url));
-                        r.inspect_err(|e| self.distrust(&url, e.code))
+                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url));
+                        r.inspect_err(|e| self.distrust(url, e.code))
                     }
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),

@@ -34,6 +34,13 @@ pub struct Request<'a> {
     pub deadline: Option<f64>,
 }
 
+/// Bytes read, with the object's total size when the answer told it.
+#[derive(Clone)]
+pub struct RangeRead {
+    pub bytes: Vec<u8>,
+    pub object_size: Option<u64>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Response {
     pub status: u16,

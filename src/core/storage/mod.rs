@@ -3,7 +3,7 @@
 //! wanted together, the request limiter, the byte-bounded cache, counters. Knows nothing of
 //! arrays, shards or formats.
 //!
-//! May import: `error`, `json`.
+//! May import: `error`, `nd`, `json`.
 //!
 //! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
 //! each imports only those below it, see `core`.)
@@ -12,15 +12,47 @@ pub mod coalesce;
 pub mod dedup;
 pub mod http;
 pub mod limit;
+pub mod refs;
 mod store;
 pub mod url;
 pub mod zip;
 
-pub use http::{ByteRange, HttpClient, Method, Request, Response};
-pub use store::{Config, Mount, RangeRead, Retry, Stats, Store};
+pub use http::{ByteRange, HttpClient, Method, RangeRead, Request, Response};
+pub use store::{Config, Mount, Retry, Stats, Store};
 
+use crate::core::error::Result;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
+use alloc::vec::Vec;
+use core::any::Any;
+use core::future::Future;
+
+/// What a store inside an object (a zip archive, a reference file) needs of the [`Store`] holding
+/// it (which implements this: a trait, so that the store and its mounts do not import each other).
+pub trait Objects {
+    /// `maxDecodedBytes` and `maxMetadataBytes`, as the store applies them.
+    fn max_body(&self) -> u64;
+    fn max_document(&self) -> u64;
+    /// [`Store::read_object`].
+    async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
+    /// [`Store::read_object_document`].
+    async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>>;
+    /// [`Store::memo`].
+    async fn memo<C, V, F, Fut>(
+        &self,
+        c: &C,
+        url: &str,
+        key: Vec<u64>,
+        size: fn(&V) -> usize,
+        work: F,
+    ) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>;
+}
 
 /// `https://h/a.zarr?sig=1` → (`https://h/a.zarr`, `?sig=1`): keys go before the query (a
 /// signed URL's token), which every request keeps.

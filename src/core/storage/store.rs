@@ -4,11 +4,13 @@ use super::cache::Lru;
 use super::coalesce::coalesce;
 use super::dedup::Dedup;
 use super::limit::Budget;
+use super::refs::References;
 use super::zip::{Archive, Place};
 use super::http::{
-    classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
-    Status,
+    classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, RangeRead, Request,
+    Response, Status,
 };
+use super::Objects;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -120,29 +122,26 @@ type Key = (String, Slot);
 pub enum Mount {
     /// A zip archive's entries (`.zip`, OME's `.ozx`).
     Zip(Archive),
+    /// A reference file's keys (kerchunk JSON).
+    References(References),
 }
 
 impl Mount {
     /// The key of the object at `url` inside this mount, if it is inside.
     pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
-        match self {
-            Mount::Zip(z) => z.key(url),
-        }
+        let prefix = match self {
+            Mount::Zip(z) => &z.prefix,
+            Mount::References(r) => &r.prefix,
+        };
+        super::zip::key_under(prefix, url)
     }
 }
 
 /// Where a range of a mounted object is.
 enum Inside {
-    Range { url: String, range: ByteRange, size: u64 },
+    Range { url: String, range: ByteRange, size: Option<u64> },
     Bytes(RangeRead),
     Missing,
-}
-
-/// Bytes read, with the object's total size when the answer told it.
-#[derive(Clone)]
-pub struct RangeRead {
-    pub bytes: Vec<u8>,
-    pub object_size: Option<u64>,
 }
 
 /// One request of a batch: `range` of `url`, serving spans (input index, offset in the
@@ -252,6 +251,7 @@ impl Store {
     async fn place<C: HttpClient>(&self, c: &C, mount: &Mount, key: &str) -> Result<Place> {
         match mount {
             Mount::Zip(z) => z.place(self, c, key).await,
+            Mount::References(r) => r.place(self, c, key).await,
         }
     }
 
@@ -260,6 +260,7 @@ impl Store {
         let (offset, len) = match (&place, range) {
             (Place::Missing, _) => return Ok(Inside::Missing),
             (Place::Bytes(b), r) => return slice_whole(url, b, r).map(Inside::Bytes),
+            (Place::Whole(outer), range) => return Ok(Inside::Range { url: outer.clone(), range, size: None }),
             (Place::Range { offset, len, .. }, ByteRange::Full) => (*offset, *len),
             (Place::Range { offset, len: size, .. }, ByteRange::Range { offset: o, len }) => {
                 if o.checked_add(len).is_none_or(|e| e > *size) {
@@ -279,7 +280,7 @@ impl Store {
             }
         };
         let Place::Range { url: outer, len: size, .. } = place else { return Ok(Inside::Missing) };
-        Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size })
+        Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size: Some(size) })
     }
 
     /// Hold whole objects for the batch of reads under way until the guard is dropped.
@@ -532,6 +533,11 @@ impl Store {
             }
             return Ok(got.map(|r| r.bytes));
         }
+        self.read_object_document(c, url, limit).await
+    }
+
+    /// [`Store::read_document`] of an object itself (not a mounted one).
+    pub async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
         match cached {
             Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
@@ -560,8 +566,8 @@ impl Store {
             Inside::Missing => Ok(None),
             Inside::Bytes(b) => Ok(Some(b)),
             Inside::Range { url: outer, range, size } => {
-                let got = self.read_object(c, &outer, range).await?;
-                Ok(got.map(|r| RangeRead { bytes: r.bytes, object_size: Some(size) }))
+                let got = self.read_object(c, &outer, range).await.map_err(|e| e.at(url))?;
+                Ok(got.map(|r| RangeRead { object_size: size.or(r.object_size), bytes: r.bytes }))
             }
         }
     }
@@ -642,7 +648,9 @@ impl Store {
                     Err(e) => each(i, Err(e))?,
                 }
             }
-            return self.read_object_spans(c, &outer, |k, got| each(from[k], got)).await;
+            // Errors name the mounted object too (the archive or reference file, and the key).
+            return self.read_object_spans(c, &outer, |k, got| each(from[k], got.map_err(|e| e.at(&wanted[from[k]].0))))
+                .await;
         }
         self.read_object_spans(c, wanted, each).await
     }
@@ -1013,6 +1021,30 @@ impl Store {
         let ((_, Slot::Held(start)), Entry::Held(bytes)) = (key, value) else { return None };
         let from = usize::try_from(offset - start).ok()?;
         Some(bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?.to_vec())
+    }
+}
+
+impl Objects for Store {
+    fn max_body(&self) -> u64 {
+        self.config.max_body
+    }
+    fn max_document(&self) -> u64 {
+        self.config.max_document
+    }
+    async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        Store::read_object(self, c, url, range).await
+    }
+    async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Store::read_object_document(self, c, url, limit).await
+    }
+    async fn memo<C, V, F, Fut>(&self, c: &C, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        Store::memo(self, c, url, key, size, work).await
     }
 }
 

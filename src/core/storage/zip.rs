@@ -9,7 +9,7 @@
 //! so: the data ends where the next header (or the directory) starts, which must agree with the
 //! header's length as the directory gives it (or that plus a ZIP64 extra field of two sizes, in a
 //! ZIP64 archive). Otherwise its local header is read once (30 bytes).
-use super::{ByteRange, HttpClient, Store};
+use super::{ByteRange, HttpClient, Objects};
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::rc::Rc;
@@ -241,7 +241,15 @@ pub enum Place {
     Range { url: String, offset: u64, len: u64 },
     /// Bytes held here (an inflated entry).
     Bytes(Rc<Vec<u8>>),
+    /// The whole object at this URL (its size unknown until read).
+    Whole(String),
     Missing,
+}
+
+/// The key of an object URL under a mounted store's `prefix` (its query cut).
+pub(super) fn key_under<'a>(prefix: &str, url: &'a str) -> Option<&'a str> {
+    let rest = url.strip_prefix(prefix)?;
+    Some(rest.split(['?', '#']).next().unwrap_or(rest))
 }
 
 impl Archive {
@@ -252,8 +260,7 @@ impl Archive {
 
     /// The entry name of an object URL under this archive.
     pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
-        let rest = url.strip_prefix(self.prefix.as_str())?;
-        Some(rest.split(['?', '#']).next().unwrap_or(rest))
+        key_under(&self.prefix, url)
     }
 
     fn what(&self, entry: &str) -> String {
@@ -261,7 +268,7 @@ impl Archive {
     }
 
     /// The archive's directory, read once and cached.
-    pub async fn directory<C: HttpClient>(&self, store: &Store, c: &C) -> Result<Rc<Directory>> {
+    pub async fn directory<S: Objects, C: HttpClient>(&self, store: &S, c: &C) -> Result<Rc<Directory>> {
         let url = self.url.clone();
         let work = || async {
             let tail = store
@@ -287,7 +294,7 @@ impl Archive {
     }
 
     /// Where entry `name` is.
-    pub async fn place<C: HttpClient>(&self, store: &Store, c: &C, name: &str) -> Result<Place> {
+    pub async fn place<S: Objects, C: HttpClient>(&self, store: &S, c: &C, name: &str) -> Result<Place> {
         let dir = self.directory(store, c).await?;
         let Some(e) = dir.get(name) else { return Ok(Place::Missing) };
         if let Some(why) = &e.bad {
@@ -322,7 +329,7 @@ impl Archive {
     }
 
     /// The data offset of an entry whose layout did not show it: from its local header.
-    async fn data_offset<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry) -> Result<u64> {
+    async fn data_offset<S: Objects, C: HttpClient>(&self, store: &S, c: &C, e: &Entry) -> Result<u64> {
         let header = e.header;
         let url = self.url.clone();
         let work = || async {
@@ -344,8 +351,14 @@ impl Archive {
     /// A deflated entry, inflated (at most its declared size, and `maxDecodedBytes`), its
     /// CRC-32 checked; cached. Read whole with its local header (one request, whatever the
     /// layout): from its header to the next.
-    async fn inflated<C: HttpClient>(&self, store: &Store, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
-        let limit = store.config().max_body;
+    async fn inflated<S: Objects, C: HttpClient>(
+        &self,
+        store: &S,
+        c: &C,
+        e: &Entry,
+        dir: &Directory,
+    ) -> Result<Rc<Vec<u8>>> {
+        let limit = store.max_body();
         let what = self.what(&e.name);
         if e.size > limit || e.compressed > limit {
             return Err(crate::core::error::too_large(&format!("{what}: inflated"), e.size.max(e.compressed), limit, "maxDecodedBytes"));
