@@ -29,6 +29,8 @@ export interface WasmOptions {
   retry?: WasmRetry | false;
   /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec). */
   decoders?: WasmDecoders;
+  /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
+  resolveUrl?: (url: string) => string | undefined | null;
 }
 
 /**

@@ -25,7 +25,7 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   if (isLoaded() || url.startsWith("precomputed://")) return undefined;
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
   if (options.fetch === undefined && typeof fetch !== "function") return undefined;
-  if (options.store === "zip" || options.store === "icechunk") return undefined;
+  if (options.store === "zip" || options.store === "icechunk" || options.store === "references") return undefined;
   if (options.branch !== undefined || options.tag !== undefined || options.snapshot !== undefined) return undefined;
   const metaUrl = firstMetadataUrl(url, options.path);
   if (metaUrl === "") return undefined;

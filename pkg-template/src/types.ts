@@ -85,15 +85,26 @@ export interface OpenOptions {
    * What holds the nodes: `"zip"` reads `url` as a zip archive (detected for `.zip` and `.ozx`
    * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"icechunk"` reads `url`
    * as an Icechunk repository's root (also `url|icechunk:@branch.main/path`, or a `branch`,
-   * `tag` or `snapshot` given), `path` the node in it; `"plain"` never reads an archive.
+   * `tag` or `snapshot` given), `path` the node in it; `"references"` reads `url` as a kerchunk /
+   * VirtualiZarr JSON reference file (detected for `.json` URLs whose document is one), `path`
+   * the node inside it; `"plain"` never reads `url` as any of these.
    */
-  store?: "zip" | "icechunk" | "plain";
+  store?: "zip" | "icechunk" | "references" | "plain";
   /** Icechunk: the branch to read (default `main`). */
   branch?: string;
   /** Icechunk: the tag to read. */
   tag?: string;
   /** Icechunk: the snapshot to read, by id (20 characters of Crockford base 32). */
   snapshot?: string;
+  /**
+   * Reference files: the URL to fetch for a target URL the file names (templates expanded, a
+   * relative one already resolved against the reference file, `s3://`/`gs://` not yet mapped to
+   * their public HTTPS endpoints, which happens to what this returns). For your own endpoint or
+   * signer; `undefined` keeps the URL. Called when the file is read, not per request (once per
+   * run of keys naming a target: once per file for kerchunk's), synchronously (a `Promise` is
+   * not awaited: an error).
+   */
+  resolveUrl?: (url: string) => string | undefined | null;
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
   scale?: number | string;
   /** Byte budget of the in-memory cache (shard indexes, small objects). */

@@ -604,12 +604,48 @@ impl Fields<'_> {
 /// A document's top-level object, each member parsed, kept as text or skipped as `keep` says
 /// for its name; `None` when the document is valid JSON but not an object. The whole document
 /// is validated whatever is kept.
-pub fn parse_object_with<'a>(text: &'a [u8], keep: impl FnMut(&str) -> Keep) -> Result<Option<Fields<'a>>, Error> {
-    object_with(text, &mut { keep })
+pub fn parse_object_with<'a>(text: &'a [u8], mut keep: impl FnMut(&str) -> Keep) -> Result<Option<Fields<'a>>, Error> {
+    object_with(text, &mut keep)
 }
 
-// One instance whatever the callers' closures (each instance of the generic one cost ~2 KB).
+// One copy of the walk, whatever the callers' closures (each copy costs about 2 KB of wasm).
 fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result<Option<Fields<'a>>, Error> {
+    let (mut object, mut raw) = (Map::new(), Vec::new());
+    let mut member = |key: Cow<'a, str>, p: &mut Parser<'a>| {
+        match keep(&key) {
+            Keep::Parse => {
+                let v = p.value(1)?;
+                object.0.push((key.into_owned(), v));
+            }
+            Keep::Raw => {
+                p.ws();
+                let start = p.i;
+                p.skip(1)?;
+                raw.push((key, start..p.i));
+            }
+            Keep::Skip => p.skip(1)?,
+        }
+        Ok(true)
+    };
+    let Some(text) = walk(text, &mut member)? else { return Ok(None) };
+    Ok(Some(Fields { text, object, raw }))
+}
+
+/// The members of the object `text` holds, one at a time: `each(name, value)`, which stops the
+/// walk by returning `false`. Nothing else is kept: an object of a million members costs one
+/// member at a time. `Ok(false)`: valid JSON that is not an object.
+pub fn for_each_member(text: &[u8], each: &mut dyn FnMut(&str, Value) -> bool) -> Result<bool, Error> {
+    let mut member = |key: Cow<str>, p: &mut Parser| Ok(each(&key, p.value(1)?));
+    Ok(walk(text, &mut member)?.is_some())
+}
+
+/// The top-level object of `text`, each member's name handed to `member` with the parser at its
+/// value, which `member` reads and says whether to go on; the text, or `None` when it is valid
+/// JSON but not an object.
+fn walk<'a>(
+    text: &'a [u8],
+    member: &mut dyn FnMut(Cow<'a, str>, &mut Parser<'a>) -> Result<bool, Error>,
+) -> Result<Option<&'a str>, Error> {
     let s = utf8(text)?;
     let mut p = Parser { s, b: text, i: 0 };
     p.ws();
@@ -619,25 +655,11 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
         return Ok(None);
     }
     p.i += 1;
-    let mut f = Fields { text: s, object: Map::new(), raw: Vec::new() };
-    p.ws();
-    if p.peek() == Some(b'}') {
-        p.i += 1;
-    } else {
+    if !p.close(b'}') {
         loop {
             let key = p.key()?;
-            match keep(&key) {
-                Keep::Parse => {
-                    let v = p.value(1)?;
-                    f.object.0.push((key.into_owned(), v));
-                }
-                Keep::Raw => {
-                    p.ws();
-                    let start = p.i;
-                    p.skip(1)?;
-                    f.raw.push((key, start..p.i));
-                }
-                Keep::Skip => p.skip(1)?,
+            if !member(key, &mut p)? {
+                return Ok(Some(s));
             }
             if p.after_member()? {
                 break;
@@ -645,7 +667,36 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
         }
     }
     p.end()?;
-    Ok(Some(f))
+    Ok(Some(s))
+}
+
+/// Standard base64 (with or without padding), as JSON documents carry bytes; `None` on anything
+/// else (a length of 4n + 1 characters included: no bytes end that way).
+pub fn base64(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    if s.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() / 4 * 3 + 2);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
 }
 
 fn utf8(text: &[u8]) -> Result<&str, Error> {

@@ -10,6 +10,7 @@ use super::metadata::v3::Node;
 use super::metadata::{consolidated, draft, precomputed, v2, Documents, Format};
 use super::read::Array;
 use super::storage::icechunk::{Repo, Version};
+use super::storage::refs::{self, References, ResolveUrl};
 use super::storage::zip::Archive;
 use super::storage::{self, join, join_paths, split_url, Config, Container, HttpClient, Known, Mount, Store};
 use alloc::boxed::Box;
@@ -37,7 +38,8 @@ pub struct OpenOptions {
     /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
-    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`).
+    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`, a
+    /// `.json` reference file).
     pub store: Option<StoreKind>,
     /// Documents known without a request: a parent group's consolidated metadata.
     pub known: Option<Rc<Known>>,
@@ -46,15 +48,18 @@ pub struct OpenOptions {
     /// An Icechunk repository's branch, tag or snapshot (`store: "icechunk"`; default branch
     /// `main`).
     pub version: Option<Version>,
+    /// The caller's mapping of a reference file's target URLs (`resolveUrl`).
+    pub resolve_url: Option<Rc<dyn ResolveUrl>>,
 }
 
-/// What holds the nodes: objects of their own, the entries of a zip archive, or an Icechunk
-/// repository.
+/// What holds the nodes: objects of their own, the entries of a zip archive, an Icechunk
+/// repository, or the keys of a reference file (kerchunk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StoreKind {
     Plain,
     Zip,
     Icechunk,
+    References,
 }
 
 impl StoreKind {
@@ -63,6 +68,7 @@ impl StoreKind {
             "plain" | "http" => Some(StoreKind::Plain),
             "zip" => Some(StoreKind::Zip),
             "icechunk" => Some(StoreKind::Icechunk),
+            "references" => Some(StoreKind::References),
             _ => None,
         }
     }
@@ -83,6 +89,7 @@ impl Default for OpenOptions {
             known: None,
             mount: None,
             version: None,
+            resolve_url: None,
         }
     }
 }
@@ -158,17 +165,18 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
         max_body: options.config.max_body.min(options.max_decoded as u64),
         ..options.config
     };
-    let a = Array::from_state(state, config)?;
+    let a = Array::from_state(state, config, options.resolve_url)?;
     Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format
 /// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
 /// Empty when that is not certain from the URL alone: a pipeline (`|`), a scheme other than
-/// HTTP(S) (`gs://`, `zarr3://`, …), or a zip archive (`.zip`, `.ozx`).
+/// HTTP(S) (`gs://`, `zarr3://`, …), a zip archive (`.zip`, `.ozx`) or a reference file
+/// (`.json`, `.parq`, `.parquet`).
 pub fn first_metadata_url(url: &str, path: &str) -> String {
     let plain = url.starts_with("https://") || url.starts_with("http://");
-    if !plain || url.contains('|') || storage::url::is_zip(url) {
+    if !plain || url.contains('|') || storage::url::is_zip(url) || refs::named_references(url) {
         return String::new();
     }
     Location::new(url, path).file("zarr.json")
@@ -188,7 +196,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let zip = match (options.store, &pasted.zip) {
         _ if icechunk.is_some() => None,
         (Some(StoreKind::Zip), inner) => Some(inner.clone().unwrap_or_default()),
-        (Some(StoreKind::Plain | StoreKind::Icechunk), _) => None,
+        (Some(_), _) => None,
         (None, inner) => inner.clone(),
     };
     let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
@@ -202,9 +210,10 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             _ => Mount::Zip(Rc::new(archive)),
         };
         store = store.with_mount(mount);
-    }
-    if let Some(mount) = icechunk {
+    } else if let Some(mount) = icechunk {
         store = store.with_mount(mount);
+    } else if let Some(r) = references(c, &store, url, &options).await? {
+        store = store.with_mount(Mount::References(r));
     }
     let store = Rc::new(store);
     store.set_known(options.known.clone());
@@ -239,7 +248,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
 fn icechunk_mount(url: &str, pasted: &storage::url::Pasted, options: &OpenOptions) -> Result<Option<Mount>> {
     let main = || Version::Branch(String::from("main"));
     let version = match (&options.version, pasted.icechunk.as_deref(), options.store) {
-        (_, _, Some(StoreKind::Plain | StoreKind::Zip)) => return Ok(None),
+        (_, _, Some(StoreKind::Plain | StoreKind::Zip | StoreKind::References)) => return Ok(None),
         (Some(v), _, _) => v.clone().checked()?,
         (None, Some(""), _) | (None, None, Some(StoreKind::Icechunk)) => main(),
         (None, Some(at), _) => Version::parse(at)?,
@@ -385,6 +394,23 @@ fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
     }
     store.set_known(Some(Rc::new(Known::new(docs))));
     Ok(())
+}
+
+/// The reference file to mount at `url`: `store: "references"`, or a `.json` URL whose document
+/// is one (read once; any other document is left to the formats); a parent group's when it is
+/// this file (its index read already).
+async fn references<C: HttpClient>(c: &C, store: &Store, url: &str, options: &OpenOptions) -> Result<Option<Rc<References>>> {
+    let forced = match options.store {
+        None => false,
+        Some(StoreKind::References) => true,
+        Some(_) => return Ok(None),
+    };
+    if let Some(Mount::References(parent)) = &options.mount {
+        if parent.url == url {
+            return Ok(Some(parent.clone()));
+        }
+    }
+    Ok(refs::detect(store, c, url, forced, options.resolve_url.clone()).await?.map(Rc::new))
 }
 
 fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, store: Rc<Store>) -> Result<Opened> {

@@ -7,6 +7,7 @@ use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::{OpenOptions, StoreKind};
 use crate::core::read::plan::Sel;
 use crate::core::read::{Chunk, Element};
+use crate::core::storage::refs::ResolveUrl;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -139,7 +140,7 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     if let Some(k) = get(options, "store") {
         let name = k.as_string().unwrap_or_default();
         o.store = Some(StoreKind::parse(&name).ok_or_else(|| {
-            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, icechunk, plain)"))
+            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, icechunk, references, plain)"))
         })?);
     }
     use crate::core::storage::icechunk::Version;
@@ -182,6 +183,7 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     }
     let max_in_flight = get(options, "maxInFlight").and_then(|n| n.as_f64()).map(|n| n.clamp(1.0, 1e6) as usize);
     o.decoders = get(options, "decoders").and_then(|f| f.dyn_into::<js_sys::Function>().ok()).map(JsDecoders::rc);
+    o.resolve_url = get(options, "resolveUrl").and_then(|f| f.dyn_into().ok()).map(JsResolveUrl::rc);
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
 }
@@ -217,12 +219,7 @@ impl Decoders for JsDecoders {
                 Ok(bytes) => Ok(bytes.to_vec()),
                 Err(_) => Err(Error::new(ErrorCode::CorruptChunk, format!("{name}: the decoder returned no bytes"))),
             },
-            Err(e) => {
-                let text = |k: &str| Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string());
-                let code = text("code").and_then(|c| ErrorCode::parse(&c)).unwrap_or(ErrorCode::CorruptChunk);
-                let message = text("message").unwrap_or_else(|| format!("{e:?}"));
-                Err(Error::new(code, message))
-            }
+            Err(e) => Err(thrown(&e, ErrorCode::CorruptChunk)),
         }
     }
 }
@@ -238,6 +235,36 @@ pub fn container_to_js(c: Option<&crate::core::storage::Container>) -> JsValue {
         set(&o, "snapshot", c.snapshot.as_str());
     }
     o.into()
+}
+
+/// What a JS callback threw, as an error: its `code` when it names one, else `code`.
+fn thrown(e: &JsValue, code: ErrorCode) -> Error {
+    let text = |k: &str| Reflect::get(e, &k.into()).ok().and_then(|v| v.as_string());
+    let code = text("code").and_then(|c| ErrorCode::parse(&c)).unwrap_or(code);
+    Error::new(code, text("message").unwrap_or_else(|| format!("{e:?}")))
+}
+
+/// The `resolveUrl` option: `resolveUrl(url)` returns the URL to fetch for a reference file's
+/// target (`undefined` or `null`: `url` itself).
+#[derive(Debug)]
+pub struct JsResolveUrl(js_sys::Function);
+
+impl JsResolveUrl {
+    pub fn rc(f: js_sys::Function) -> alloc::rc::Rc<dyn ResolveUrl> {
+        alloc::rc::Rc::new(JsResolveUrl(f))
+    }
+}
+
+impl ResolveUrl for JsResolveUrl {
+    fn resolve(&self, url: &str) -> Result<String> {
+        let got = self.0.call1(&JsValue::NULL, &url.into()).map_err(|e| thrown(&e, ErrorCode::InvalidSelection))?;
+        match got.as_string() {
+            Some(u) => Ok(u),
+            None if got.is_undefined() || got.is_null() => Ok(url.to_string()),
+            None => Err(Error::new(ErrorCode::InvalidSelection, "returned no string")),
+        }
+        .map_err(|e| e.at("resolveUrl"))
+    }
 }
 
 /// A scale given as an index or a key.

@@ -1,7 +1,7 @@
 //! `zstd`: one or more zstd frames. The reference C library (feature `zstd-c`) or ruzstd.
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::Result;
-use crate::core::zstd::unzstd;
+pub use crate::core::zstd::unzstd;
 
 #[derive(Debug)]
 pub struct ZstdCodec;

@@ -1,6 +1,6 @@
 //! Zarr v3 core data types and their fill values.
 use crate::core::error::{err, Error, ErrorCode, Result};
-use crate::core::json::Value;
+use crate::core::json::{base64, Value};
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -408,30 +408,6 @@ impl FillValue {
         }
         Ok(out)
     }
-}
-
-/// Standard base64 (with or without padding); `None` on anything else.
-fn base64(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.trim_end_matches('=').bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        };
-        acc = (acc << 6) | v as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 fn float_value(v: &Value) -> Option<f64> {

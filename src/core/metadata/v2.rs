@@ -154,8 +154,16 @@ pub fn parse_array(text: &[u8], zattrs: Option<&[u8]>) -> Result<ArrayMetadata> 
     })
 }
 
-/// numcodecs filters that work on the stored bytes rather than on values.
-const BYTE_FILTERS: [&str; 6] = [
+/// numcodecs filters that work on the stored bytes rather than on values; compressors too, which
+/// kerchunk lists as filters (an HDF5 dataset's pipeline: `[shuffle, zlib]`, no compressor).
+const BYTE_FILTERS: [&str; 13] = [
+    "numcodecs.zlib",
+    "numcodecs.gzip",
+    "numcodecs.zstd",
+    "numcodecs.blosc",
+    "numcodecs.lz4",
+    "numcodecs.bz2",
+    "numcodecs.lzma",
     "numcodecs.shuffle",
     "numcodecs.crc32",
     "numcodecs.adler32",

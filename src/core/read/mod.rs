@@ -159,6 +159,10 @@ impl Array {
                     json::write_str(&mut out, &s.id);
                 }
             }
+            Some(storage::Mount::References(r)) => {
+                out.push_str(",\"references\":");
+                json::write_str(&mut out, &r.url);
+            }
             None => {}
         }
         // An object, not a string in a string: the documents are escaped once.
@@ -169,8 +173,12 @@ impl Array {
     }
 
     /// The array [`Array::state`] described, read through a new store of `config` (inside the
-    /// same archive, if it was).
-    pub fn from_state(state: &str, config: storage::Config) -> Result<Array> {
+    /// same archive or reference file, if it was; `resolve` maps the latter's targets).
+    pub fn from_state(
+        state: &str,
+        config: storage::Config,
+        resolve: Option<Rc<dyn storage::refs::ResolveUrl>>,
+    ) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
         let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
         let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
@@ -178,6 +186,9 @@ impl Array {
         let mut store = Store::new(config);
         if let Some(zip) = v.get("zip").and_then(Value::as_str) {
             store = store.with_mount(storage::Mount::Zip(Rc::new(storage::zip::Archive::new(zip))));
+        } else if let Some(file) = v.get("references").and_then(Value::as_str) {
+            let r = storage::refs::References::new(file, resolve);
+            store = store.with_mount(storage::Mount::References(Rc::new(r)));
         }
         if let (Some(repo), Some(id)) = (v.get("icechunk").and_then(Value::as_str), v.get("snapshot").and_then(Value::as_str)) {
             let version = storage::icechunk::Version::Snapshot(String::from(id)).checked()?;
@@ -350,6 +361,14 @@ impl Array {
                 continue;
             }
             match self.layout.locate(&p.coords) {
+                // A reference file's chunks are ranges of its targets: read together, those of one
+                // target merge. (Its keys are placed without a request; a zip's may need one each.)
+                Ok(_)
+                    if self.layout.chunks_in_object(&p.coords).is_none()
+                        && matches!(self.store.mount(), Some(storage::Mount::References(_))) =>
+                {
+                    objects.entry(self.url.clone()).or_default().push(i)
+                }
                 Ok(at) => objects.entry(self.key_url(&at.key)).or_default().push(i),
                 Err(e) => emit(i, Err(e.at(&self.url)))?,
             }
@@ -426,12 +445,12 @@ impl Array {
             .store
             .read_spans(c, &wanted, |k, got| {
                 seen[k] = true;
-                let i = owner[k];
+                let (i, url) = (owner[k], &wanted[k].0);
                 let got = match got {
                     Ok(None) => Ok(Got::Absent),
                     Ok(Some(bytes)) if decode => {
-                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(&url));
-                        r.inspect_err(|e| self.distrust(&url, e.code))
+                        let r = self.decode(&plan.pieces[i].coords, bytes).map(Got::Decoded).map_err(|e| e.at(url));
+                        r.inspect_err(|e| self.distrust(url, e.code))
                     }
                     Ok(Some(bytes)) => Ok(Got::Encoded(bytes)),
                     Err(e) => Err(e),

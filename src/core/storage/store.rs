@@ -5,6 +5,7 @@ use super::coalesce::coalesce;
 use super::dedup::Dedup;
 use super::limit::Budget;
 use super::objects::{Objects, RangeRead};
+use super::refs::References;
 use super::zip::{Archive, Place};
 use super::http::{
     classify, parse_content_range, retry_after_ms, short, transient, ByteRange, HttpClient, Method, Request, Response,
@@ -123,6 +124,8 @@ pub enum Mount {
     Zip(Rc<Archive>),
     /// An Icechunk repository's nodes at one snapshot; shared likewise.
     Icechunk(Rc<super::icechunk::Repo>),
+    /// A reference file's keys (kerchunk JSON); shared likewise.
+    References(Rc<References>),
 }
 
 impl Mount {
@@ -131,6 +134,7 @@ impl Mount {
         match self {
             Mount::Zip(z) => z.key(url),
             Mount::Icechunk(r) => r.key(url),
+            Mount::References(r) => r.key(url),
         }
     }
 }
@@ -138,7 +142,7 @@ impl Mount {
 /// What holds a store's objects, when it is not a plain one (as the API reports it).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Container {
-    /// `"zip"` or `"icechunk"`.
+    /// `"zip"`, `"icechunk"` or `"references"`.
     pub kind: &'static str,
     pub url: String,
     /// A zip archive's comment (an `.ozx` names its OME version there); an Icechunk snapshot's
@@ -150,11 +154,10 @@ pub struct Container {
 
 /// Where a range of a mounted object is.
 enum Inside {
-    Range { url: String, range: ByteRange, size: u64 },
+    Range { url: String, range: ByteRange, size: Option<u64> },
     Bytes(RangeRead),
     Missing,
 }
-
 
 /// One request of a batch: `range` of `url`, serving spans (input index, offset in the
 /// answer, length; `None`: the whole answer).
@@ -267,6 +270,9 @@ impl Store {
                 let s = r.snapshot(self, c).await.ok()?;
                 Some(Container { kind: "icechunk", url: r.url.clone(), comment: s.message.clone(), snapshot: s.id.clone() })
             }
+            Mount::References(r) => {
+                Some(Container { kind: "references", url: r.url.clone(), comment: String::new(), snapshot: String::new() })
+            }
         }
     }
 
@@ -291,6 +297,7 @@ impl Store {
         match mount {
             Mount::Zip(z) => z.place(self, c, key).await,
             Mount::Icechunk(r) => r.place(self, c, key).await,
+            Mount::References(r) => r.place(self, c, key).await,
         }
     }
 
@@ -299,6 +306,7 @@ impl Store {
         let (offset, len) = match (&place, range) {
             (Place::Missing, _) => return Ok(Inside::Missing),
             (Place::Bytes(b), r) => return slice_whole(url, b, r).map(Inside::Bytes),
+            (Place::Whole(outer), range) => return Ok(Inside::Range { url: outer.clone(), range, size: None }),
             (Place::Range { offset, len, .. }, ByteRange::Full) => (*offset, *len),
             (Place::Range { offset, len: size, .. }, ByteRange::Range { offset: o, len }) => {
                 if o.checked_add(len).is_none_or(|e| e > *size) {
@@ -318,7 +326,7 @@ impl Store {
             }
         };
         let Place::Range { url: outer, len: size, .. } = place else { return Ok(Inside::Missing) };
-        Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size })
+        Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size: Some(size) })
     }
 
     /// Hold whole objects for the batch of reads under way until the guard is dropped.
@@ -575,6 +583,11 @@ impl Store {
             }
             return Ok(got.map(|r| r.bytes));
         }
+        self.read_object_document(c, url, limit).await
+    }
+
+    /// [`Store::read_document`] of an object itself (not a mounted one).
+    pub async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
         match cached {
             Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
@@ -603,8 +616,8 @@ impl Store {
             Inside::Missing => Ok(None),
             Inside::Bytes(b) => Ok(Some(b)),
             Inside::Range { url: outer, range, size } => {
-                let got = self.read_object(c, &outer, range).await?;
-                Ok(got.map(|r| RangeRead { bytes: r.bytes, object_size: Some(size) }))
+                let got = self.read_object(c, &outer, range).await.map_err(|e| e.at(url))?;
+                Ok(got.map(|r| RangeRead { object_size: size.or(r.object_size), bytes: r.bytes }))
             }
         }
     }
@@ -685,7 +698,9 @@ impl Store {
                     Err(e) => each(i, Err(e))?,
                 }
             }
-            return self.read_object_spans(c, &outer, |k, got| each(from[k], got)).await;
+            // Errors name the mounted object too (the archive or reference file, and the key).
+            return self.read_object_spans(c, &outer, |k, got| each(from[k], got.map_err(|e| e.at(&wanted[from[k]].0))))
+                .await;
         }
         self.read_object_spans(c, wanted, each).await
     }
@@ -1067,6 +1082,9 @@ impl Objects for Store {
     }
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read_object(self, c, url, range).await
+    }
+    async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Store::read_object_document(self, c, url, limit).await
     }
     async fn memo<C, V, F, Fut>(&self, c: &C, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
     where

@@ -249,7 +249,15 @@ pub enum Place {
     Range { url: String, offset: u64, len: u64 },
     /// Bytes held here (an inflated entry).
     Bytes(Rc<Vec<u8>>),
+    /// The whole object at this URL (its size unknown until read).
+    Whole(String),
     Missing,
+}
+
+/// The key of an object URL under a mounted store's `prefix` (its query cut).
+pub(super) fn key_under<'a>(prefix: &str, url: &'a str) -> Option<&'a str> {
+    let rest = url.strip_prefix(prefix)?;
+    Some(rest.split(['?', '#']).next().unwrap_or(rest))
 }
 
 impl Archive {
@@ -260,8 +268,7 @@ impl Archive {
 
     /// The entry name of an object URL under this archive.
     pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
-        let rest = url.strip_prefix(self.prefix.as_str())?;
-        Some(rest.split(['?', '#']).next().unwrap_or(rest))
+        key_under(&self.prefix, url)
     }
 
     fn what(&self, entry: &str) -> String {
