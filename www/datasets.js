@@ -29,16 +29,22 @@ const PREFIXES = /^(zarr[23]?|precomputed|n5):\/\//i;
 // (`|zip:path`, `|zarr3:` pipelines, `.zip`/`.ozx` archives and reference files are the library's.)
 
 /**
- * What a page's query opens: `?url=` as typed, or an Icechunk repository given by
+ * What a page's query opens: `?url=` as typed; an Icechunk repository given by
  * `?url=<repository>&store=icechunk&branch=…` (`tag=`, `snapshot=`, `path=`) as the pipeline
- * `<repository>|icechunk:@branch.…/<path>` (the library's syntax, which `?url=` may carry itself).
+ * `<repository>|icechunk:@branch.…/<path>` (the library's syntax, which `?url=` may carry itself);
+ * any other `?url=…&path=<node>` (a reference file's variable, an array in an archive) as
+ * `<url>|zarr:<node>`.
  */
 export function inputOf(query, fallback) {
   const url = query.get("url") ?? fallback;
   const version = ["branch", "tag", "snapshot"].find((k) => query.get(k));
-  if ((query.get("store") !== "icechunk" && version === undefined) || url.includes("|icechunk:")) return url;
-  const at = version === undefined ? "" : `@${version === "snapshot" ? "" : `${version}.`}${query.get(version)}/`;
-  return `${url}|icechunk:${at}${(query.get("path") ?? "").replace(/^\/+/, "")}`;
+  const node = (query.get("path") ?? "").replace(/^\/+/, "");
+  if (url.includes("|icechunk:")) return url;
+  if (query.get("store") === "icechunk" || version !== undefined) {
+    const at = version === undefined ? "" : `@${version === "snapshot" ? "" : `${version}.`}${query.get(version)}/`;
+    return `${url}|icechunk:${at}${node}`;
+  }
+  return node ? `${url}|zarr:${node}` : url;
 }
 
 /** Normalise user input: scheme prefixes (Neuroglancer style), trailing metadata file names. */

@@ -254,7 +254,7 @@ fn icechunk_mount(url: &str, pasted: &storage::url::Pasted, options: &OpenOption
         (None, Some(at), _) => Version::parse(at)?,
         (None, None, None) => return Ok(None),
     };
-    let repo = Repo::new(url, version);
+    let repo = Repo::new(url, version).with_resolve(options.resolve_url.clone());
     if let Some(Mount::Icechunk(parent)) = &options.mount {
         let same = match &repo.version {
             Version::Snapshot(id) => parent.read_snapshot().is_some_and(|s| s.id == *id),
@@ -399,7 +399,12 @@ fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
 /// The reference file to mount at `url`: `store: "references"`, or a `.json` URL whose document
 /// is one (read once; any other document is left to the formats); a parent group's when it is
 /// this file (its index read already).
-async fn references<C: HttpClient>(c: &C, store: &Store, url: &str, options: &OpenOptions) -> Result<Option<Rc<References>>> {
+async fn references<C: HttpClient>(
+    c: &C,
+    store: &Store,
+    url: &str,
+    options: &OpenOptions,
+) -> Result<Option<Rc<References>>> {
     let forced = match options.store {
         None => false,
         Some(StoreKind::References) => true,
@@ -431,7 +436,16 @@ fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Resul
     v2::check_group(text).map_err(|e| e.at(&place.file(".zgroup")))?;
     let attributes = v2::parse_attributes(attrs.as_deref()).map_err(|e| e.at(&place.file(".zattrs")))?;
     let (root, path) = (place.root.clone(), place.path.clone());
-    Ok(Opened::Group(Group { format: Format::Zarr2, root, path, attributes, known: None, children: Vec::new(), container: None, mount: None }))
+    Ok(Opened::Group(Group {
+        format: Format::Zarr2,
+        root,
+        path,
+        attributes,
+        known: None,
+        children: Vec::new(),
+        container: None,
+        mount: None,
+    }))
 }
 
 fn not_found(url: &str, why: &str) -> Error {

@@ -161,6 +161,34 @@ test("virtual chunks: s3:// and vcc:// locations in a container read by range; o
   assert.ok(!asked.some((u) => u.includes("other-bucket")), asked.join("\n"));
 });
 
+test("virtual chunks through resolveUrl: the caller's endpoint, no request to the public one", async () => {
+  const v = manifest.virtual;
+  const bucket = `${base}/fixtures/${v.served}`;
+  const seen = [];
+  const resolveUrl = (u) => {
+    seen.push(u);
+    return u.startsWith(v.bucket) ? bucket + u.slice(v.bucket.length) : undefined;
+  };
+  const asked = [];
+  const fetchVia = (input, init) => {
+    asked.push(String(input));
+    return fetch(input, init);
+  };
+  const c = v.cases[0];
+  const a = await api.openArray(`${base}/fixtures/${c.path}`, { ...c.open, resolveUrl, fetch: fetchVia });
+  assert.deepEqual((await a.get([null, null])).data, expected(c.name, Uint16Array), c.name);
+  assert.ok(seen.length > 0 && seen.every((u) => u.startsWith(v.bucket)), seen.join("\n"));
+  assert.ok(!asked.some((u) => u.includes("amazonaws.com")), asked.join("\n"));
+  assert.ok(asked.some((u) => u.startsWith(bucket)), asked.join("\n"));
+  const thrower = () => {
+    throw new Error("no signer for this bucket");
+  };
+  const b = await api.openArray(`${base}/fixtures/${c.path}`, { ...c.open, resolveUrl: thrower, fetch: fetchVia });
+  const e = await b.getChunk([0, 0]).catch((x) => x);
+  assert.equal(e.code, "InvalidSelection", e.message);
+  assert.match(e.message, /resolveUrl.*no signer for this bucket|no signer for this bucket.*resolveUrl/);
+});
+
 test("a trap (a bug): an Icechunk array is rebuilt at the snapshot it read", async () => {
   const a = await api.openArray(v2(), { tag: "v1", path: "raw" });
   const before = await a.getChunk([1, 1]);

@@ -631,6 +631,49 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
   }
 });
 
+test("a variable of a kerchunk reference file by ?url=&path= and by |zarr:, its chunks ranges of the HDF5 file: screen pixels are h5py's values", async () => {
+  const refsUrl = `${dataServer.url}/fixtures/containers/kerchunk/refs.json`;
+  const bin = fs.readFileSync(path.join(fixturesDir, "expected/containers/ct_kerchunk_gzip_i16.bin"));
+  const exp = new Int16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
+  const [H, W] = [40, 36];
+  let lo = Infinity, hi = -Infinity;
+  for (const v of exp) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
+  dataServer.log.length = 0;
+  const page = await openViewer({ url: refsUrl, path: "gzip_i16", lo, hi, cmap: "grey" });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    assert.equal(await page.evaluate(() => document.getElementById("url").value), `${refsUrl}|zarr:gzip_i16`);
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < H; y += 2) {
+      for (let x = 0; x < W; x += 2) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[y * W + x], lo, hi);
+        assertColour(img.pixel(...p), [g, g, g], `ct_kerchunk_gzip_i16 (x ${x}, y ${y})`);
+        n++;
+      }
+    }
+    assert.ok(n > 100, `${n} pixels checked`);
+    const log = dataServer.log.filter((e) => e.path.startsWith("/fixtures/containers/kerchunk/"));
+    assert.equal(log.filter((e) => e.path.endsWith("/refs.json")).length, 1, "the reference file once");
+    assert.ok(log.some((e) => e.path.endsWith("/sample.h5")), "chunks read from the HDF5 file");
+  } finally {
+    await page.close();
+  }
+  const piped = await openViewer({ url: `${refsUrl}|zarr:plain_f32` });
+  try {
+    assert.equal(await piped.evaluate(() => window.viewerApp.state), "ready", piped.logs.join("\n"));
+    const c = await idle(piped);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+  } finally {
+    await piped.close();
+  }
+});
+
 test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
   const repoUrl = `${dataServer.url}/fixtures/icechunk/v2.icechunk`;
   const bin = fs.readFileSync(path.join(fixturesDir, "expected/icechunk/ic2_tag_raw.bin"));

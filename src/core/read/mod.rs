@@ -70,7 +70,20 @@ impl Array {
         let max_decoded = crate::core::error::MAX_DECODED;
         let (decoders, container) = (None, None);
         let url = base.clone();
-        Ok(Array { url, base, query, meta, layout, store, docs, clock: None, decode_ms, max_decoded, decoders, container })
+        Ok(Array {
+            url,
+            base,
+            query,
+            meta,
+            layout,
+            store,
+            docs,
+            clock: None,
+            decode_ms,
+            max_decoded,
+            decoders,
+            container,
+        })
     }
 
     /// Refuse decoded chunks, fills and regions above `bytes` (default 512 MiB).
@@ -173,7 +186,8 @@ impl Array {
     }
 
     /// The array [`Array::state`] described, read through a new store of `config` (inside the
-    /// same archive or reference file, if it was; `resolve` maps the latter's targets).
+    /// same archive, reference file or repository, if it was; `resolve` maps the targets of the
+    /// latter two).
     pub fn from_state(
         state: &str,
         config: storage::Config,
@@ -187,12 +201,16 @@ impl Array {
         if let Some(zip) = v.get("zip").and_then(Value::as_str) {
             store = store.with_mount(storage::Mount::Zip(Rc::new(storage::zip::Archive::new(zip))));
         } else if let Some(file) = v.get("references").and_then(Value::as_str) {
-            let r = storage::refs::References::new(file, resolve);
+            let r = storage::refs::References::new(file, resolve.clone());
             store = store.with_mount(storage::Mount::References(Rc::new(r)));
         }
-        if let (Some(repo), Some(id)) = (v.get("icechunk").and_then(Value::as_str), v.get("snapshot").and_then(Value::as_str)) {
+        if let (Some(repo), Some(id)) =
+            (v.get("icechunk").and_then(Value::as_str), v.get("snapshot").and_then(Value::as_str))
+        {
             let version = storage::icechunk::Version::Snapshot(String::from(id)).checked()?;
-            store = store.with_mount(storage::Mount::Icechunk(Rc::new(storage::icechunk::Repo::new(repo, version))));
+            store = store.with_mount(storage::Mount::Icechunk(Rc::new(
+                storage::icechunk::Repo::new(repo, version).with_resolve(resolve),
+            )));
         }
         let store = Rc::new(store);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))

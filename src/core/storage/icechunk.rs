@@ -255,6 +255,8 @@ pub struct Repo {
     containers: RefCell<Option<Rc<Vec<Container>>>>,
     /// The last manifest used (id, flatbuffer), kept even when the cache cannot hold it.
     manifest: RefCell<Option<([u8; 12], Rc<(u8, Vec<u8>)>)>>,
+    /// The caller's mapping of virtual chunk locations (`resolveUrl`).
+    resolve: Option<Rc<dyn super::url::ResolveUrl>>,
 }
 
 impl PartialEq for Repo {
@@ -267,7 +269,23 @@ impl Repo {
     pub fn new(url: &str, version: Version) -> Repo {
         let (base, query) = super::split_url(url);
         let (snapshot, containers, manifest) = (RefCell::new(None), RefCell::new(None), RefCell::new(None));
-        Repo { url: String::from(url), prefix: format!("{base}/"), query, version, snapshot, containers, manifest }
+        let resolve = None;
+        Repo {
+            url: String::from(url),
+            prefix: format!("{base}/"),
+            query,
+            version,
+            snapshot,
+            containers,
+            manifest,
+            resolve,
+        }
+    }
+
+    /// Virtual chunk locations mapped by `resolve` (the `resolveUrl` option) before they are read.
+    pub fn with_resolve(mut self, resolve: Option<Rc<dyn super::url::ResolveUrl>>) -> Repo {
+        self.resolve = resolve;
+        self
     }
 
     /// The key of an object URL under this repository, unless it is one of the repository's own
@@ -563,7 +581,10 @@ impl Repo {
             );
             return Err(Error::new(ErrorCode::UnsupportedFormat, why));
         };
-        // (Where a `resolveUrl` option would map `absolute` first, as for reference files.)
+        let absolute = match &self.resolve {
+            Some(r) => r.resolve(&absolute)?,
+            None => absolute,
+        };
         let url = match absolute.split_once("://").map(|(s, _)| s) {
             Some("http" | "https" | "s3" | "gs") => super::url::public_https(&absolute),
             Some("gcs") => super::url::public_https(&format!("gs{}", &absolute[3..])),

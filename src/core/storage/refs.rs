@@ -29,12 +29,7 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 use core::fmt::{self, Write};
 
-/// The caller's resolver of target URLs (the `resolveUrl` option).
-pub trait ResolveUrl: fmt::Debug {
-    /// The URL to fetch for target `url` (templates expanded, a relative one already resolved
-    /// against the reference file); returning `url` keeps it.
-    fn resolve(&self, url: &str) -> Result<String>;
-}
+pub use super::url::ResolveUrl;
 
 /// `Ref::url` of inline text, and of inline base64.
 const INLINE: u32 = u32::MAX;

@@ -23,6 +23,14 @@ pub struct Pasted {
     pub icechunk: Option<String>,
 }
 
+/// The caller's resolver of the URLs a store names (the `resolveUrl` option): a reference file's
+/// targets, an Icechunk repository's virtual chunks.
+pub trait ResolveUrl: core::fmt::Debug {
+    /// The URL to fetch for `url` (templates expanded, a relative one already resolved against
+    /// the file naming it); returning `url` keeps it.
+    fn resolve(&self, url: &str) -> Result<String>;
+}
+
 /// `s3://bucket/key` and `gs://bucket/key` as their public HTTPS URLs (Neuroglancer's mapping);
 /// anything else unchanged.
 pub fn public_https(url: &str) -> String {
@@ -113,7 +121,10 @@ mod tests {
         let p = parse("zarr3://https://h/x.zarr").unwrap();
         assert_eq!((p.url.as_str(), p.format), ("https://h/x.zarr", Some("zarr3")));
         let p = parse("https://h/x.zip|zip:inner/path|zarr3:").unwrap();
-        assert_eq!((p.url.as_str(), p.zip.as_deref(), p.format), ("https://h/x.zip", Some("inner/path"), Some("zarr3")));
+        assert_eq!(
+            (p.url.as_str(), p.zip.as_deref(), p.format),
+            ("https://h/x.zip", Some("inner/path"), Some("zarr3"))
+        );
         let p = parse("https://h/img.ozx?sig=1").unwrap();
         assert_eq!(p.zip.as_deref(), Some(""));
         let p = parse("zarr2://s3://b/k|zarr2:g/a").unwrap();
@@ -122,7 +133,10 @@ mod tests {
         assert_eq!(parse("https://h/x|ocdbt:").unwrap_err().code, ErrorCode::UnsupportedFormat);
         assert_eq!(parse("ftp://h/x").unwrap_err().code, ErrorCode::UnsupportedFormat);
         let p = parse("s3://b/repo|icechunk:@tag.v1/group/a|zarr3:").unwrap();
-        assert_eq!((p.url.as_str(), p.icechunk.as_deref(), p.path.as_str()), ("https://b.s3.amazonaws.com/repo", Some("tag.v1"), "group/a"));
+        assert_eq!(
+            (p.url.as_str(), p.icechunk.as_deref(), p.path.as_str()),
+            ("https://b.s3.amazonaws.com/repo", Some("tag.v1"), "group/a")
+        );
         let p = parse("https://h/repo|icechunk:raw").unwrap();
         assert_eq!((p.icechunk.as_deref(), p.path.as_str()), (Some(""), "raw"));
         let p = parse("https://h/repo|icechunk:@1CECHNKREP0F1RSTCMT0").unwrap();
