@@ -231,8 +231,10 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             if let Some(k) = &g.known {
                 g.children = k.children_of(&place.node());
             }
-            if let Some(Mount::Icechunk(r)) = store.mount() {
-                g.children = icechunk_children(r, &place.path);
+            match store.mount() {
+                Some(Mount::Icechunk(r)) => g.children = icechunk_children(r, &place.path),
+                Some(Mount::References(r)) if g.children.is_empty() => g.children = r.children(&place.path),
+                _ => {}
             }
             g.container = container;
             g.mount = store.mount().cloned();

@@ -107,6 +107,8 @@ test("inline chunks (text and base64) need no request; a group's children open f
   const group = await api.open(`${base}${REFS}`);
   assert.ok(group instanceof api.Group, "the root is a v2 group");
   assert.equal(group.attributes.title, "kerchunk fixture");
+  const listed = group.children().map((c) => `${c.name}:${c.kind}`).sort();
+  assert.deepEqual(listed, ["gzip_i16:array", "plain_f32:array", "tiny_i16:array", "tiny_u2:array"], "children from the file's keys");
   for (const [child, name] of [
     ["tiny_i16", "ct_kerchunk_tiny_i16"],
     ["tiny_u2", "ct_kerchunk_tiny_u2"],

@@ -194,6 +194,34 @@ impl References {
         })
     }
 
+    /// The direct children of the node at `path` (name, whether an array), from the keys of
+    /// their metadata documents; none before the index is read.
+    pub fn children(&self, path: &str) -> Vec<(String, bool)> {
+        let Some(index) = self.held.borrow().clone() else { return Vec::new() };
+        let path = path.trim_matches('/');
+        let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
+        let start = index.refs.partition_point(|r| key_of(&index.pool, r) < prefix.as_str());
+        let mut out: Vec<(String, bool)> = Vec::new();
+        for r in &index.refs[start..] {
+            let Some(rest) = key_of(&index.pool, r).strip_prefix(prefix.as_str()) else { break };
+            let Some((name, file)) = rest.split_once('/') else { continue };
+            let array = match file {
+                ".zarray" => true,
+                ".zgroup" => false,
+                "zarr.json" if r.url == INLINE => {
+                    let doc = json::parse(text(&index.pool, r.offset, r.len).as_bytes());
+                    matches!(doc, Ok(Value::Object(m)) if m.get("node_type").and_then(Value::as_str) == Some("array"))
+                }
+                _ => continue,
+            };
+            match out.iter_mut().find(|(n, _)| n == name) {
+                Some(known) => known.1 |= array,
+                None => out.push((String::from(name), array)),
+            }
+        }
+        out
+    }
+
     /// Where key `name` is.
     pub async fn place<S: Objects, C: HttpClient>(&self, store: &S, c: &C, name: &str) -> Result<Place> {
         let index = self.index(store, c).await?;
