@@ -32,8 +32,9 @@ import { checksum } from "./checksum.mjs";
  */
 const LIBS = {
   shardfetch: (opts, lib = sf) => ({
-    async open(url) {
-      const arr = await lib.openArray(url, opts);
+    async open(url, openOptions) {
+      // `openOptions`: how the run's layout is opened (`--layout icechunk`: { store, path }).
+      const arr = await lib.openArray(url, { ...opts, ...openOptions });
       return {
         getChunk: (c) => arr.getChunk(c),
         get: (sel) => arr.get(sel),
@@ -112,7 +113,7 @@ const bytesOf = (r) => r.shape.reduce((a, b) => a * b, 1) * r.data.BYTES_PER_ELE
 
 /**
  * One measurement (then call `finish`). Returns the elapsed ms.
- * `spec`: { lib, dataset, workload, url, info (the dataset's bench.json), inflight }.
+ * `spec`: { lib, dataset, workload, url, openOptions?, info (the dataset's bench.json), inflight }.
  */
 async function run(spec) {
   const { info, workload } = spec;
@@ -122,7 +123,7 @@ async function run(spec) {
   // The previous run's garbage (tens of MiB of output) is collected here, not inside this run.
   window.gc?.();
   const start = performance.now();
-  const arr = await lib.open(spec.url);
+  const arr = await lib.open(spec.url, spec.openOptions);
   if (workload === "full") {
     results = await arr.get(info.shape.map(() => null));
     outBytes = bytesOf(results);

@@ -21,15 +21,24 @@
 //   --no-save         print only
 //   --layout zip      read each dataset from a stored zip of it (bench/zip.mjs; zarrita through
 //                     its ZipFileStore) instead of its directory
+//   --layout icechunk read each dataset from an Icechunk repository holding it, branch main
+//                     (bench/generate_icechunk.py: bench/data-icechunk/<name>.icechunk, the array
+//                     at path <name>, its shards byte for byte); shardfetch opens the repository's
+//                     root with { store: "icechunk", path }. zarrita.js cannot read Icechunk: its
+//                     libraries read the plain layout in the same run (marked "plain" in the table)
 //   --link MS:MBPS    serve the data over a simulated link (tests/server.mjs --latency-ms/--mbps):
 //                     every answer waits MS (one round trip), all bodies share MBPS Mbit/s; the
 //                     table then gives each run against the link floor (bytes ÷ bandwidth +
 //                     3 round trips: metadata, index, data)
 //
 // What it does: generates the datasets when missing (bench/generate.py in the venv
-// $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt), builds pkg/ when
+// $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt) and, for --layout
+// icechunk, the repositories when missing (bench/generate_icechunk.py in the venv $BENCH_ICE_VENV,
+// default /tmp/venv-bench-ice, created with Python >= 3.12 — $BENCH_ICE_PYTHON, else the first
+// python3, python3.1x on the PATH or in ~/.pyenv/versions — from
+// tests/fixtures/requirements-icechunk.txt), builds pkg/ when
 // missing (after changing the library, `npm run build` first), bundles zarrita with esbuild into bench/.build/, serves the page (repo root) and the
-// data (bench/data) from two local servers (two origins: CORS as in production), and measures.
+// data (bench/data, bench/data-icechunk) from two local servers (two origins: CORS as in production), and measures.
 // Requests and bytes come from the data server's request log, never from a library's counters.
 import fs from "node:fs";
 import path from "node:path";
@@ -45,6 +54,7 @@ import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const dataDir = path.join(here, "data");
+const iceDir = path.join(here, "data-icechunk");
 const buildDir = path.join(here, ".build");
 const ARGS = [
   ...CHROMIUM_ARGS,
@@ -88,7 +98,7 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
   if (!["all", "table", "decoders"].includes(o.part)) throw new Error("--part must be table, decoders or all");
-  if (!["plain", "zip"].includes(o.layout)) throw new Error("--layout must be plain or zip");
+  if (!["plain", "zip", "icechunk"].includes(o.layout)) throw new Error("--layout must be plain, zip or icechunk");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) {
@@ -120,6 +130,48 @@ function ensureData() {
   sh(py, [path.join(here, "generate.py")]);
 }
 
+/** The Icechunk repositories of `datasets` (bench/generate_icechunk.py), written when missing. */
+function ensureIcechunk(datasets) {
+  const missing = datasets.filter((d) => !fs.existsSync(path.join(iceDir, `${d}.icechunk`)));
+  if (missing.length === 0) return;
+  const venv = process.env.BENCH_ICE_VENV ?? "/tmp/venv-bench-ice";
+  const py = path.join(venv, "bin/python");
+  if (!fs.existsSync(py)) {
+    // icechunk 2.x needs Python >= 3.12; pyenv's interpreters are tried too (its shims answer
+    // only for the versions selected).
+    const pyenv = path.join(process.env.PYENV_ROOT ?? path.join(os.homedir(), ".pyenv"), "versions");
+    const pyenvs = fs.existsSync(pyenv) ? fs.readdirSync(pyenv).filter((v) => /^3\.\d+\.\d+$/.test(v)).map((v) => path.join(pyenv, v, "bin/python3")) : [];
+    const candidates = [process.env.BENCH_ICE_PYTHON, "python3", "python3.12", "python3.13", "python3.14", ...pyenvs].filter(Boolean);
+    const python = candidates.find((c) => {
+      try {
+        execFileSync(c, ["-c", "import sys; sys.exit(sys.version_info < (3, 12))"], { stdio: "ignore" });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (!python) throw new Error(`--layout icechunk needs Python >= 3.12 for the icechunk package: set BENCH_ICE_PYTHON (tried ${candidates.join(", ")})`);
+    say(`creating the venv ${venv} (${python})`);
+    sh(python, ["-m", "venv", venv]);
+  }
+  say("pip install -r tests/fixtures/requirements-icechunk.txt");
+  sh(py, ["-m", "pip", "install", "--quiet", "-r", path.join(repo, "tests/fixtures/requirements-icechunk.txt")]);
+  say(`writing Icechunk repositories of ${missing.join(", ")} into bench/data-icechunk`);
+  sh(py, [path.join(here, "generate_icechunk.py"), ...missing]);
+}
+
+/** Whether `lib` reads the plain layout in this run (zarrita.js cannot read Icechunk). */
+const readsPlain = (layout, lib) => layout === "icechunk" && lib.startsWith("zarrita");
+
+/** The URL `lib` opens for `dataset` and the options it opens it with (shardfetch's only). */
+function target(opt, base, lib, dataset) {
+  if (opt.layout === "zip") return { url: `${base}/data/${dataset}.zarr.zip` };
+  if (opt.layout === "icechunk" && !readsPlain(opt.layout, lib)) {
+    return { url: `${base}/data-icechunk/${dataset}.icechunk`, openOptions: { store: "icechunk", path: dataset } };
+  }
+  return { url: `${base}/data/${dataset}` };
+}
+
 function ensurePkg(pkgDir) {
   if (fs.existsSync(path.join(pkgDir, "index.js"))) return;
   if (pkgDir !== path.join(repo, "pkg")) throw new Error(`${pkgDir}/index.js missing`);
@@ -139,6 +191,8 @@ function ensureZarritaBundle() {
     "--format=esm",
     "--target=es2022",
     "--minify",
+    // unzipit (under zarrita's zip store) imports worker_threads on Node only: left to the runtime.
+    "--external:worker_threads",
     `--outfile=${out}`,
     "--log-level=warning",
   ]);
@@ -284,6 +338,11 @@ async function main() {
   const pkgDir = opt.pkg ?? path.join(repo, "pkg");
   ensureData();
   if (opt.layout === "zip") for (const d of opt.datasets) zipStore(path.join(dataDir, d), path.join(dataDir, `${d}.zarr.zip`));
+  if (opt.layout === "icechunk" && opt.part !== "decoders") {
+    ensureIcechunk(opt.datasets);
+    const plain = opt.libs.filter((l) => readsPlain(opt.layout, l));
+    if (plain.length) say(`layout icechunk: ${plain.join(", ")} cannot read Icechunk and read the plain layout (bench/data) in this run`);
+  }
   ensurePkg(pkgDir);
   ensureZarritaBundle();
   const zarritaVersion = JSON.parse(fs.readFileSync(path.join(repo, "node_modules/zarrita/package.json"), "utf8")).version;
@@ -292,7 +351,7 @@ async function main() {
   );
 
   const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) } });
-  const dataServer = await startServer({ root: { "/data": dataDir }, link: opt.link });
+  const dataServer = await startServer({ root: { "/data": dataDir, "/data-icechunk": iceDir }, link: opt.link });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   const query = [
     ...(opt.pkg ? [`pkg=${encodeURIComponent(`${pageServer.url}/altpkg`)}`] : []),
@@ -331,7 +390,7 @@ async function main() {
         lib,
         dataset,
         workload,
-        url: opt.layout === "zip" ? `${dataServer.url}/data/${dataset}.zarr.zip` : `${dataServer.url}/data/${dataset}`,
+        ...target(opt, dataServer.url, lib, dataset),
         info,
       });
     } catch (e) {
@@ -359,7 +418,7 @@ async function main() {
   const progress = (d, w, l, r) => {
     done++;
     const ok = r.error ? `  FAILED: ${r.error}` : r.ok ? "" : "  WRONG DATA";
-    say(`${String(done).padStart(4)}/${total} ${d} ${w} ${l}: ${r.ms.toFixed(1)} ms, ${r.requests} req, ${(r.bytes / 2 ** 20).toFixed(2)} MiB, long tasks ${r.longTaskMs.toFixed(0)} ms${ok}`);
+    say(`${String(done).padStart(4)}/${total} ${d} ${w} ${l}${readsPlain(opt.layout, l) ? " (plain)" : ""}: ${r.ms.toFixed(1)} ms, ${r.requests} req, ${(r.bytes / 2 ** 20).toFixed(2)} MiB, long tasks ${r.longTaskMs.toFixed(0)} ms${ok}`);
   };
   // A run right after a large one of another library is slower whatever the library (the same
   // shardfetch code measured 257 ms after itself, 390-500 ms right after zarrita, with a GC and
@@ -487,6 +546,9 @@ async function main() {
 
   // --- summary ---------------------------------------------------------------------------------
   const rows = [];
+  /** The layout `lib` read: --layout's, or plain for zarrita in --layout icechunk. */
+  const layoutOf = (lib) => (readsPlain(opt.layout, lib) ? "plain" : opt.layout);
+  const libCell = (r) => `${r.lib}${r.layout !== opt.layout ? ` (${r.layout})` : ""}`;
   for (const dataset of opt.datasets) {
     for (const workload of opt.workloads) {
       for (const lib of opt.libs) {
@@ -494,7 +556,7 @@ async function main() {
         if (all.length === 0) continue;
         const s = all.filter((x) => !x.error);
         if (s.length === 0) {
-          rows.push({ dataset, workload, lib, n: 0, failed: all.length, error: all[0].error, requests: median(all.map((x) => x.requests)), bytes: median(all.map((x) => x.bytes)) });
+          rows.push({ dataset, workload, lib, layout: layoutOf(lib), n: 0, failed: all.length, error: all[0].error, requests: median(all.map((x) => x.requests)), bytes: median(all.map((x) => x.bytes)) });
           continue;
         }
         const ms = median(s.map((x) => x.ms));
@@ -502,6 +564,7 @@ async function main() {
           dataset,
           workload,
           lib,
+          layout: layoutOf(lib),
           n: s.length,
           failed: all.length - s.length,
           medianMs: ms,
@@ -550,11 +613,11 @@ async function main() {
   lines.push(`|---|---|---|---|---|---|---|---|---|---|${opt.link ? "---|" : ""}---|`);
   for (const r of rows) {
     if (r.n === 0) {
-      lines.push(`| ${r.dataset} | ${r.workload} | ${r.lib} | failed ${r.failed}× (${r.error}) | | ${r.requests} | ${fmt(r.bytes / 2 ** 20, 2)} | | | | |`);
+      lines.push(`| ${r.dataset} | ${r.workload} | ${libCell(r)} | failed ${r.failed}× (${r.error}) | | ${r.requests} | ${fmt(r.bytes / 2 ** 20, 2)} | | | | |`);
       continue;
     }
     lines.push(
-      `| ${r.dataset} | ${r.workload} | ${r.lib} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.mbps)} | ${r.requests}${r.heads || r.preflights ? ` (${r.heads ?? 0}, ${r.preflights ?? 0})` : ""} | ${fmt(r.bytes / 2 ** 20, 2)}${r.rereadBytes ? ` (${fmt(r.rereadBytes / 2 ** 20, 2)})` : ""} | ${fmt(r.longTaskMs, 0)} | ${r.vsZarrita ? fmt(r.vsZarrita, 2) + "×" : ""} | ${r.vsZarritaTuned ? fmt(r.vsZarritaTuned, 2) + "×" : ""} |${opt.link ? ` ${r.vsFloor ? fmt(r.vsFloor, 2) + "×" : ""} (${fmt(r.floorMs, 0)}) |` : ""} ${r.allCorrect ? "✓" : "✗"}${r.failed ? ` (${r.failed} failed)` : ""} |`,
+      `| ${r.dataset} | ${r.workload} | ${libCell(r)} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.mbps)} | ${r.requests}${r.heads || r.preflights ? ` (${r.heads ?? 0}, ${r.preflights ?? 0})` : ""} | ${fmt(r.bytes / 2 ** 20, 2)}${r.rereadBytes ? ` (${fmt(r.rereadBytes / 2 ** 20, 2)})` : ""} | ${fmt(r.longTaskMs, 0)} | ${r.vsZarrita ? fmt(r.vsZarrita, 2) + "×" : ""} | ${r.vsZarritaTuned ? fmt(r.vsZarritaTuned, 2) + "×" : ""} |${opt.link ? ` ${r.vsFloor ? fmt(r.vsFloor, 2) + "×" : ""} (${fmt(r.floorMs, 0)}) |` : ""} ${r.allCorrect ? "✓" : "✗"}${r.failed ? ` (${r.failed} failed)` : ""} |`,
     );
   }
   console.log(`\n${lines.join("\n")}\n`);
@@ -608,6 +671,10 @@ async function main() {
       windows: "20 windows of 512×512 read one after another with get(); 3-D: one whole z plane (512×512) each",
       cold: `fresh browser context per run, the library alone loaded ${COLD_SETTLE_MS} ms before: open + first inner chunk (lazy compilation and codec loading included)`,
       requests: "GET + HEAD answered by the data server (its request log); CORS preflights counted apart",
+      layout:
+        opt.layout === "icechunk"
+          ? "icechunk: shardfetch reads bench/data-icechunk/<dataset>.icechunk (branch main, the array at path <dataset>, its shards byte for byte); zarrita.js cannot read Icechunk and reads the plain layout (rows' layout)"
+          : opt.layout,
       link: opt.link ? `${opt.link.latencyMs} ms per answer, ${opt.link.mbps} Mbit/s shared (tests/server.mjs)` : "loopback",
       ratio: "zarrita median ms / shardfetch median ms (> 1: shardfetch faster)",
     },
