@@ -149,14 +149,26 @@ pub fn checked_bytes(shape: &[u64], elem: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| Error::new(ErrorCode::TooLarge, "size does not fit in memory"))
 }
 
+/// Zeros to copy from (in wasm's zero-initialised memory: no bytes in the module).
+static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+
 /// A zeroed buffer of `n` bytes, or `TooLarge` when the allocation fails.
 pub fn zeroed(n: usize) -> Result<Vec<u8>> {
     let mut v = Vec::new();
     if v.try_reserve_exact(n).is_err() {
         return err(ErrorCode::TooLarge, alloc::format!("cannot allocate {n} bytes"));
     }
-    v.resize(n, 0);
+    extend_zeroed(&mut v, n);
     Ok(v)
+}
+
+/// `v.resize(v.len() + n, 0)`, copied in blocks (memory.copy): at the module's opt-level "z",
+/// `resize` writes byte by byte — measured a third of a full read's time.
+pub fn extend_zeroed(v: &mut Vec<u8>, n: usize) {
+    let end = v.len() + n;
+    while v.len() < end {
+        v.extend_from_slice(&ZEROS[..(end - v.len()).min(ZEROS.len())]);
+    }
 }
 
 #[cfg(test)]

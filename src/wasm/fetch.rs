@@ -419,7 +419,7 @@ impl HttpClient for FetchClient {
                     if known.is_some() {
                         let at = body.len();
                         body.try_reserve(n).map_err(|_| no_room(at + n))?;
-                        body.resize(at + n, 0);
+                        crate::core::error::extend_zeroed(&mut body, n);
                         chunk.copy_to(&mut body[at..]);
                     } else {
                         pieces.push(chunk);
@@ -429,7 +429,7 @@ impl HttpClient for FetchClient {
                     body.try_reserve_exact(total).map_err(|_| no_room(total))?;
                     for p in pieces {
                         let at = body.len();
-                        body.resize(at + p.length() as usize, 0);
+                        crate::core::error::extend_zeroed(&mut body, p.length() as usize);
                         p.copy_to(&mut body[at..]);
                     }
                 }
