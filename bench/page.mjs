@@ -321,7 +321,11 @@ async function decoders(spec) {
   // copy out; no fetch, no cache, no cut.
   {
     const raw = payloads(info, files);
-    const { WasmDecoder } = await import(new URL("wasm/shardfetch.js", pkgUrl).href);
+    // An instance of its own (the package's is private): the glue factory, as the wrapper does.
+    const { createGlue } = await import(new URL("wasm/factory.js", pkgUrl).href);
+    const glue = createGlue(() => {});
+    await glue.default({ module_or_path: new URL("wasm/shardfetch_bg.wasm", pkgUrl) });
+    const { WasmDecoder } = glue;
     const doc = new TextDecoder().decode(files.get("zarr.json"));
     const dec = new WasmDecoder(JSON.stringify({ format: "zarr3", path: "", doc }));
     if (dec.decode(coords[0], raw[0]).bytes.length !== info.decodedBytes / coords.length) throw new Error("WasmDecoder: wrong length");
