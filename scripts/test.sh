@@ -6,7 +6,10 @@
 # On 2 cores the time goes to compiles: native tests once (the default features: C zstd, the
 # decoders linked in), the pure-Rust zstd path once more but only the tests that read zstd
 # (its unit tests and the fixture suite), one release build of the module and its decoder
-# modules, and the wasm tests' own build; the Node test files run two at a time.
+# modules, and the wasm tests' own build — the last two in the background while the native
+# tests compile and run; the Node test files run two at a time. Phase times: "native" is the
+# native tests (the background builds running beside them), "build" and "wasm" what is left
+# of the build and of the wasm tests after them.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -17,12 +20,16 @@ total_pass=0
 total_fail=0
 status=0
 SERVER_PID=""
+BUILD_PID=""
+WASM_BUILD_PID=""
 PHASES=""
 T0=$(date +%s)
 phase_start=$T0
 
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+  for pid in "$SERVER_PID" "$BUILD_PID" "$WASM_BUILD_PID"; do
+    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+  done
 }
 trap cleanup EXIT
 
@@ -77,18 +84,51 @@ if ! bash scripts/ensure-tools.sh; then
 fi
 phase tools
 
-# --- (b) native Rust tests -------------------------------------------------------------------
+# --- (b) compiles, overlapped -----------------------------------------------------------------
+# Three compiles that share nothing (the release wasm build, the wasm tests' debug build, the
+# native tests), each in a target directory of its own so that none waits for another's lock:
+# one alone leaves a core idle much of the time (LTO's single-threaded codegen, wasm-opt, link).
+# The wasm tests take the fixture server's URL at compile time, so the server starts first.
+node tests/server.mjs --root /fixtures=tests/fixtures --port 0 > "$LOGS/server.out" 2> "$LOGS/server.err" &
+SERVER_PID=$!
+URL=""
+for _ in $(seq 1 100); do
+  URL=$(sed -n 's/^LISTENING //p' "$LOGS/server.out" 2>/dev/null | head -1)
+  [ -n "$URL" ] && break
+  sleep 0.1
+done
+WASM_TESTS_TARGET=target/wasm-tests
+wasm_tests() { # cargo test args... (the wasm tests, with the fixture server)
+  SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
+    CARGO_TARGET_DIR=$WASM_TESTS_TARGET \
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+    CHROMEDRIVER=/usr/bin/chromedriver \
+    WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
+    cargo test --target wasm32-unknown-unknown --test web "$@"
+}
+say "build and the wasm tests' build, in the background ($LOGS/build.log, $LOGS/wasm-build.log)"
+bash scripts/build.sh > "$LOGS/build.log" 2>&1 &
+BUILD_PID=$!
+if [ -n "$URL" ]; then
+  wasm_tests --no-run > "$LOGS/wasm-build.log" 2>&1 &
+  WASM_BUILD_PID=$!
+fi
+
 say "cargo test --workspace (native: the core with its decoders linked, and the decoder crates)"
-cargo_part "cargo test" "$LOGS/cargo-native.log" cargo test --workspace
+cargo_part "cargo test" "$LOGS/cargo-native.log" env CARGO_TARGET_DIR=target/native cargo test --workspace
 # The pure-Rust zstd path (builds without a C compiler): what reads zstd, with ruzstd.
 say "cargo test --no-default-features --features native-decoders: zstd unit tests and the fixture suite, through ruzstd"
-cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" \
+cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" env CARGO_TARGET_DIR=target/native \
   cargo test --no-default-features --features native-decoders --lib --test native -- zstd every_fixture
 phase native
 
 # --- (c) build -------------------------------------------------------------------------------
-say "build"
-if ! bash scripts/build.sh; then
+say "build (waiting for it)"
+wait "$BUILD_PID"
+build_rc=$?
+BUILD_PID=""
+cat "$LOGS/build.log"
+if [ "$build_rc" -ne 0 ]; then
   fail_part "build"
   summary_and_exit
 fi
@@ -99,23 +139,13 @@ phase build
 # runs; see the README): no environment needed (the fixtures are embedded), and with a fixture
 # server's URL the real-fetch path too.
 say "cargo test --target wasm32-unknown-unknown --test web (Rust tests in headless Chromium)"
-node tests/server.mjs --root /fixtures=tests/fixtures --port 0 > "$LOGS/server.out" 2> "$LOGS/server.err" &
-SERVER_PID=$!
-URL=""
-for _ in $(seq 1 100); do
-  URL=$(sed -n 's/^LISTENING //p' "$LOGS/server.out" 2>/dev/null | head -1)
-  [ -n "$URL" ] && break
-  sleep 0.1
-done
+if [ -n "$WASM_BUILD_PID" ]; then wait "$WASM_BUILD_PID" || true; fi
+WASM_BUILD_PID=""
 if [ -z "$URL" ]; then
   cat "$LOGS/server.err" >&2
   fail_part "test server did not start"
 else
-  SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
-    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    CHROMEDRIVER=/usr/bin/chromedriver \
-    WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-    cargo_part "wasm tests" "$LOGS/cargo-wasm.log" cargo test --target wasm32-unknown-unknown --test web
+  cargo_part "wasm tests" "$LOGS/cargo-wasm.log" wasm_tests
   if ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
     fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
   fi
