@@ -8,7 +8,7 @@ fn bad() -> Error {
 }
 
 fn le<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N]> {
-    b.get(at..at.checked_add(N).ok_or_else(bad)?).and_then(|s| s.try_into().ok()).ok_or_else(bad)
+    super::le(b, at).ok_or_else(bad)
 }
 fn u16_at(b: &[u8], at: usize) -> Result<u16> {
     Ok(u16::from_le_bytes(le(b, at)?))

@@ -30,6 +30,12 @@ pub use store::{Config, Container, Mount, Retry, Stats, Store};
 use alloc::format;
 use alloc::string::String;
 
+/// The `N` bytes at `at` of `b` (for a little-endian number), or `None` past its end: the bounded
+/// read the stores that parse binary indexes (zip directories, flatbuffers) share.
+pub(crate) fn le<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
+    b.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
 /// `https://h/a.zarr?sig=1` → (`https://h/a.zarr`, `?sig=1`): keys go before the query (a
 /// signed URL's token), which every request keeps.
 pub fn split_url(url: &str) -> (String, String) {

@@ -85,8 +85,8 @@ fn key_of<'k>(pool: &'k str, r: &Ref) -> &'k str {
 
 type Loading<'a> = core::pin::Pin<Box<dyn core::future::Future<Output = Result<Option<Rc<Index>>>> + 'a>>;
 
-/// A reference file mounted as a store: objects under `prefix` are its keys.
-#[derive(Clone)]
+/// A reference file mounted as a store: objects under `prefix` are its keys (shared by the
+/// stores of its nodes behind an `Rc`).
 pub struct References {
     /// The reference file's URL, its query (a signed URL's token) kept.
     pub url: String,
@@ -95,7 +95,7 @@ pub struct References {
     resolve: Option<Rc<dyn ResolveUrl>>,
     /// The index, once read: held for the mount's life, as the byte-bounded cache may let it go
     /// (and reading the file again costs its whole size).
-    held: Rc<RefCell<Option<Rc<Index>>>>,
+    held: RefCell<Option<Rc<Index>>>,
 }
 
 impl fmt::Debug for References {
@@ -154,7 +154,7 @@ impl References {
         let (base, _) = split_url(url);
         let mut prefix = base;
         prefix.push('/');
-        References { url: String::from(url), prefix, resolve, held: Rc::default() }
+        References { url: String::from(url), prefix, resolve, held: RefCell::default() }
     }
 
     /// The key of an object URL under this reference file.

@@ -74,13 +74,13 @@ impl Directory {
 }
 
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+    super::le(b, at).map(u16::from_le_bytes)
 }
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    super::le(b, at).map(u32::from_le_bytes)
 }
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    super::le(b, at).map(u64::from_le_bytes)
 }
 
 fn corrupt(archive: &str, why: impl core::fmt::Display) -> Error {
