@@ -7,9 +7,10 @@
 # decoders linked in), the pure-Rust zstd path once more but only the tests that read zstd
 # (its unit tests and the fixture suite), one release build of the module and its decoder
 # modules, and the wasm tests' own build — the last two in the background while the native
-# tests compile and run; the Node test files run two at a time. Phase times: "native" is the
-# native tests (the background builds running beside them), "build" and "wasm" what is left
-# of the build and of the wasm tests after them.
+# tests compile; the wasm tests then run in Chromium beside the native test runs, and the Node
+# test files run two at a time. Phase times: "compile" is the native tests' compile (the
+# background builds beside it), "native" their runs (the wasm tests beside them), "build" and
+# "wasm" what is left of the build and of the wasm tests after them.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -22,12 +23,13 @@ status=0
 SERVER_PID=""
 BUILD_PID=""
 WASM_BUILD_PID=""
+WASM_PID=""
 PHASES=""
 T0=$(date +%s)
 phase_start=$T0
 
 cleanup() {
-  for pid in "$SERVER_PID" "$BUILD_PID" "$WASM_BUILD_PID"; do
+  for pid in "$SERVER_PID" "$BUILD_PID" "$WASM_BUILD_PID" "$WASM_PID"; do
     if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
   done
 }
@@ -65,7 +67,10 @@ cargo_part() { # what log cmd...
   local what=$1 log=$2
   shift 2
   "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]} p f
+  count_part "$what" "$log" "${PIPESTATUS[0]}"
+}
+count_part() { # what log rc
+  local what=$1 log=$2 rc=$3 p f
   read -r p f < <(cargo_counts "$log")
   total_pass=$((total_pass + p))
   total_fail=$((total_fail + f))
@@ -114,8 +119,34 @@ if [ -n "$URL" ]; then
   WASM_BUILD_PID=$!
 fi
 
-say "cargo test --workspace (native: the core with its decoders linked, and the decoder crates)"
-cargo_part "cargo test" "$LOGS/cargo-native.log" env CARGO_TARGET_DIR=target/native cargo test --workspace
+say "cargo test --workspace --no-run (native: the core with its decoders linked, and the decoder crates)"
+env CARGO_TARGET_DIR=target/native cargo test --workspace --no-run 2>&1 | tee "$LOGS/cargo-native-build.log"
+native_build_rc=${PIPESTATUS[0]}
+phase compile
+
+# The wasm tests (tests/web.rs through wasm-bindgen's test runner, what `wasm-pack test
+# --headless --chrome` runs; see the README) in headless Chromium, beside the native test runs
+# (the fuzzer holds one core, the network tests mostly wait): no environment needed (the
+# fixtures are embedded), and with a fixture server's URL the real-fetch path too.
+WASM_RC_FILE="$LOGS/cargo-wasm.rc"
+rm -f "$WASM_RC_FILE" "$LOGS/cargo-wasm.log"
+WASM_PID=""
+if [ -n "$URL" ]; then
+  (
+    # (not `wait`: the build is this subshell's sibling)
+    while [ -n "$WASM_BUILD_PID" ] && kill -0 "$WASM_BUILD_PID" 2>/dev/null; do sleep 1; done
+    wasm_tests > "$LOGS/cargo-wasm.log" 2>&1
+    echo $? > "$WASM_RC_FILE"
+  ) &
+  WASM_PID=$!
+fi
+
+say "cargo test --workspace (native)"
+if [ "$native_build_rc" -ne 0 ]; then
+  fail_part "cargo test --no-run (exit $native_build_rc)"
+else
+  cargo_part "cargo test" "$LOGS/cargo-native.log" env CARGO_TARGET_DIR=target/native cargo test --workspace
+fi
 # The pure-Rust zstd path (builds without a C compiler): what reads zstd, with ruzstd.
 say "cargo test --no-default-features --features native-decoders: zstd unit tests and the fixture suite, through ruzstd"
 cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" env CARGO_TARGET_DIR=target/native \
@@ -135,17 +166,16 @@ fi
 phase build
 
 # --- (d) Rust wasm tests in headless Chromium ------------------------------------------------
-# tests/web.rs through wasm-bindgen's test runner (what `wasm-pack test --headless --chrome`
-# runs; see the README): no environment needed (the fixtures are embedded), and with a fixture
-# server's URL the real-fetch path too.
-say "cargo test --target wasm32-unknown-unknown --test web (Rust tests in headless Chromium)"
-if [ -n "$WASM_BUILD_PID" ]; then wait "$WASM_BUILD_PID" || true; fi
-WASM_BUILD_PID=""
+say "cargo test --target wasm32-unknown-unknown --test web (Rust tests in headless Chromium; waiting for them)"
 if [ -z "$URL" ]; then
   cat "$LOGS/server.err" >&2
   fail_part "test server did not start"
 else
-  cargo_part "wasm tests" "$LOGS/cargo-wasm.log" wasm_tests
+  wait "$WASM_PID" 2>/dev/null || true
+  WASM_PID=""
+  WASM_BUILD_PID=""
+  cat "$LOGS/cargo-wasm.log"
+  count_part "wasm tests" "$LOGS/cargo-wasm.log" "$(cat "$WASM_RC_FILE" 2>/dev/null || echo 1)"
   if ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
     fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
   fi

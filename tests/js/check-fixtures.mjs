@@ -332,7 +332,7 @@ export function selectionsFor(c) {
 /** Chunks decoded by decoding workers across all checked arrays. */
 let workerJobs = 0;
 
-async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOptions = {}) {
+async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOptions = {}, chunksInFlight = 1) {
   const failures = [];
   let checks = 0;
   const fail = (msg) => failures.push(`${c.name}: ${msg}`);
@@ -390,30 +390,41 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
     const starts = startsOf(c);
     const grid = c.shape.some((n) => n === 0) ? c.shape.map(() => 0) : starts.map((s) => s.length);
     const nChunks = prod(grid);
-    const coords = new Array(grid.length).fill(0);
-    for (let i = 0; i < nChunks; i++) {
-      checks++;
+    // Every chunk, `chunksInFlight` at once (their requests may then merge, as a viewer's
+    // would); failures reported in grid order.
+    const chunkFailures = new Array(nChunks);
+    const checkChunk = async (i) => {
+      const coords = [];
+      for (let k = grid.length - 1, rest = i; k >= 0; k--) {
+        coords[k] = rest % grid[k];
+        rest = Math.floor(rest / grid[k]);
+      }
       const where = `getChunk([${coords}])`;
+      const out = [];
       try {
         const res = { ...(await arr.getChunk(coords.slice())), unit };
         const wantShape = coords.map((ci, k) => Math.min((starts[k][ci + 1] ?? c.shape[k]) - starts[k][ci], c.shape[k] - starts[k][ci]));
         if (unit > 1) wantShape.push(unit);
         if (!eqArr(Array.from(res.shape), wantShape)) {
-          fail(`${where}: shape [${res.shape}] != [${wantShape}]`);
+          out.push(`${where}: shape [${res.shape}] != [${wantShape}]`);
         } else if (!Array.isArray(res.stride) || res.stride.length !== wantShape.length) {
-          fail(`${where}: bad stride ${show(res.stride)}`);
+          out.push(`${where}: bad stride ${show(res.stride)}`);
         } else {
           const axes = coords.map((ci, k) => [k, starts[k][ci]]);
-          for (const m of compare(res, expected, axes, [])) fail(`${where}: ${m}`);
+          for (const m of compare(res, expected, axes, [])) out.push(`${where}: ${m}`);
         }
       } catch (e) {
-        fail(`${where} failed: ${errText(e)}`);
+        out.push(`${where} failed: ${errText(e)}`);
       }
-      for (let k = grid.length - 1; k >= 0; k--) {
-        if (++coords[k] < grid[k]) break;
-        coords[k] = 0;
-      }
-    }
+      chunkFailures[i] = out;
+    };
+    let nextChunk = 0;
+    const chunkLane = async () => {
+      while (nextChunk < nChunks) await checkChunk(nextChunk++);
+    };
+    await Promise.all(Array.from({ length: Math.min(chunksInFlight, Math.max(1, nChunks)) }, chunkLane));
+    checks += nChunks;
+    for (const out of chunkFailures) for (const m of out ?? []) fail(m);
 
     // --- selections ---
     for (const [label, sel] of selectionsFor(c)) {
@@ -551,12 +562,13 @@ export async function checkFixtures(api, baseUrl, manifest, expectedLoader, opti
       const k = next++;
       const c = cases[k];
       let r;
+      const t0 = performance.now();
       try {
-        r = await checkArrayCase(api, baseUrl, c, expectedLoader, maxReports, options.open ?? {});
+        r = await checkArrayCase(api, baseUrl, c, expectedLoader, maxReports, options.open ?? {}, options.chunksInFlight ?? 1);
       } catch (e) {
         r = { failures: [`${c.name}: unexpected exception ${errText(e)}`], checks: 0 };
       }
-      caseResults[k] = { name: c.name, ok: r.failures.length === 0, failures: r.failures, checks: r.checks };
+      caseResults[k] = { name: c.name, ok: r.failures.length === 0, failures: r.failures, checks: r.checks, ms: Math.round(performance.now() - t0) };
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 4) }, lane));
