@@ -257,13 +257,19 @@ impl JsResolveUrl {
 
 impl ResolveUrl for JsResolveUrl {
     fn resolve(&self, url: &str) -> Result<String> {
-        let got = self.0.call1(&JsValue::NULL, &url.into()).map_err(|e| thrown(&e, ErrorCode::InvalidSelection))?;
-        match got.as_string() {
-            Some(u) => Ok(u),
-            None if got.is_undefined() || got.is_null() => Ok(url.to_string()),
-            None => Err(Error::new(ErrorCode::InvalidSelection, "returned no string")),
-        }
-        .map_err(|e| e.at("resolveUrl"))
+        let resolved = match self.0.call1(&JsValue::NULL, &url.into()) {
+            Err(e) => Err(thrown(&e, ErrorCode::InvalidSelection)),
+            Ok(got) => match got.as_string() {
+                Some(u) => Ok(u),
+                None if got.is_undefined() || got.is_null() => Ok(url.to_string()),
+                None if got.is_instance_of::<js_sys::Promise>() => Err(Error::new(
+                    ErrorCode::InvalidSelection,
+                    "returned a Promise: it is called while a chunk's location is worked out and must return a string",
+                )),
+                None => Err(Error::new(ErrorCode::InvalidSelection, "returned no string")),
+            },
+        };
+        resolved.map_err(|e| e.at(&format!("resolveUrl({url})")))
     }
 }
 

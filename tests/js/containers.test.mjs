@@ -179,9 +179,10 @@ test("resolveUrl rewrites every target, seeing s3:// as written and relative one
     "InvalidSelection",
     "a throwing resolveUrl",
   );
-  assert.match(thrown.message, /no signer/);
+  assert.match(thrown.message, /resolveUrl\(s3:\/\/bucket\/sample\.h5\): no signer/);
   assert.ok(thrown.message.includes(url), thrown.message);
-  await expectCode(api.openArray(url, { path: "plain_f32", resolveUrl: async (u) => u }), "InvalidSelection", "an async resolveUrl");
+  const async = await expectCode(api.openArray(url, { path: "plain_f32", resolveUrl: async (u) => u }), "InvalidSelection", "an async resolveUrl");
+  assert.match(async.message, /resolveUrl\(s3:\/\/bucket\/sample\.h5\): returned a Promise/);
   s3.close();
 });
 
