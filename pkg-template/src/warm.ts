@@ -4,10 +4,10 @@
  * V8 compiles a wasm function at its first call, on the calling thread (~15 ms on the first
  * open and read of a slow machine). The compiled code belongs to the module, which every
  * thread that instantiates it shares: reading small stores here (Zarr v3/v2 written by
- * zarr-python, Neuroglancer precomputed by tensorstore: `warm-data.ts`) through the entry
- * points the page uses leaves them compiled for the page. No network: the stores are answered
- * from memory. Each read is checked against the sums its writer read back, so a broken warm-up
- * shows in the tests rather than going unnoticed.
+ * zarr-python, one of them in a zip archive, Neuroglancer precomputed by tensorstore:
+ * `warm-data.ts`) through the entry points the page uses leaves them compiled for the page.
+ * No network: the stores are answered from memory. Each read is checked against the sums its
+ * writer read back, so a broken warm-up shows in the tests rather than going unnoticed.
  *
  * Message in: `{ module }`. Out: `{ ms, checked, errors }`.
  * @internal
@@ -73,7 +73,8 @@ function chunkBytes(c: WasmChunk): Uint8Array {
 /** Read one store the ways the page does; returns the number of checks that passed. */
 async function warmStore(s: WarmStore, errors: string[]): Promise<number> {
   const base = `warm://${s.name}/`;
-  const node = await openNode(base.slice(0, -1), { fetch: memoryFetch(base, s.files) });
+  const url = s.open ? base + s.open : base.slice(0, -1);
+  const node = await openNode(url, { fetch: memoryFetch(base, s.files) });
   if (!(node instanceof WasmArray)) {
     node.free();
     throw new Error("not an array");

@@ -116,8 +116,9 @@ test("warm-up worker: compiles the read path off the page's thread, its reads ma
   assert.equal(r.failed, 0, report(r));
   assert.equal(r.report.ran, true, report(r));
   assert.equal(r.report.stopped, false);
-  // 8 stores (6 Zarr, 2 precomputed): getChunk and get each, decode and cut in the worker's decoder.
-  assert.equal(r.report.checked, 32, report(r));
+  // 9 stores (6 Zarr, 2 precomputed, 1 Zarr in a zip): getChunk and get each, decode and cut in
+  // the worker's decoder.
+  assert.equal(r.report.checked, 36, report(r));
   assert.equal(dataServer.log.length, 0, "the warm-up sent requests to the data server");
   assert.ok(pageServer.log.some((e) => e.path === "/pkg/warm.js"), "the warm-up worker's script was never loaded");
 });
