@@ -203,12 +203,46 @@ test("store: \"references\" reads any URL as a reference file; other .json docum
   const pkg = serve("other/pkg.json", { name: "x", private: true });
   const e = await expectCode(api.openArray(pkg, { store: "references" }), "InvalidMetadata", "forced on another document");
   assert.ok(e.message.includes(pkg) && e.message.includes("private"), e.message);
-  // Parquet references: refused without a request.
+  // A Parquet reference set is a directory: without its .zmetadata, NotFound saying so (one request).
   const before = server.log.length;
-  const pq = await expectCode(api.openArray(`${base}/tmp/refs.parquet/`), "UnsupportedFormat", "parquet");
-  assert.match(pq.message, /Parquet/);
-  await expectCode(api.openArray(`${base}/tmp/x/refs.0.parq`, { store: "references" }), "UnsupportedFormat", "parq");
-  assert.equal(server.log.length, before);
+  const pq = await expectCode(api.openArray(`${base}/tmp/refs.parquet/`), "NotFound", "parquet");
+  assert.match(pq.message, /\.zmetadata of a Parquet reference set/);
+  assert.deepEqual(seen(before).map((e) => e.path), ["/tmp/refs.parquet/.zmetadata"]);
+});
+
+const PARQ = "/fixtures/containers/kerchunk/refs.parq";
+
+test("Parquet references (fastparquet, pyarrow): metadata from .zmetadata, each record file read once for all its chunks", async () => {
+  for (const [dir, stem] of [[PARQ, "ct_kerchunk_parq"], ["/fixtures/containers/kerchunk/refs_pyarrow.parq", "ct_kerchunk_parqa"]]) {
+    const group = await api.open(`${base}${dir}`);
+    assert.deepEqual(group.children().map((c) => c.name ?? c).sort(), ["gzip_i16", "plain_f32", "tiny_i16", "tiny_u2"]);
+    const from = server.log.length;
+    const arr = await api.openArray(`${base}${dir}`, { path: "gzip_i16", workers: false });
+    assert.deepEqual(bytesOf((await arr.get([null, null])).data), expected(`${stem}_gzip_i16`));
+    const reads = seen(from);
+    assert.equal(reads.filter((e) => e.path === `${dir}/.zmetadata`).length, 1, JSON.stringify(reads));
+    // 9 chunks, 2 rows a record: records 0–4, each read once (the missing chunk's too).
+    const records = reads.filter((e) => e.path.startsWith(`${dir}/gzip_i16/refs.`)).map((e) => e.path).sort();
+    assert.deepEqual(records, [0, 1, 2, 3, 4].map((k) => `${dir}/gzip_i16/refs.${k}.parq`), JSON.stringify(reads));
+    // Chunks are ranges of sample.h5, merged as a shard's are: fewer requests than chunks.
+    const h5 = reads.filter((e) => e.path === H5);
+    assert.ok(h5.length >= 1 && h5.length < 8, JSON.stringify(h5));
+    arr.close();
+    group.close?.();
+  }
+});
+
+test("hostile Parquet references: a record_size of 0, a record file cut in half — typed errors naming the file", async () => {
+  const dir = "/fixtures/containers/kerchunk/hostile";
+  const zero = await expectCode(api.openArray(`${base}${dir}/refs_record_size_0.parq`, { path: "gzip_i16" }), "InvalidMetadata", "record_size 0");
+  assert.ok(zero.message.includes(`${dir}/refs_record_size_0.parq/.zmetadata`), zero.message);
+  const cut = await api.openArray(`${base}${dir}/refs_truncated.parq`, { path: "gzip_i16", workers: false });
+  const e = await expectCode(cut.getChunk([0, 0]), "CorruptShard", "a record file cut in half");
+  assert.ok(e.message.includes(`${dir}/refs_truncated.parq/gzip_i16/refs.0.parq`), e.message);
+  // Chunks of other records still read.
+  const ok = await cut.getChunk([2, 2]);
+  assert.ok(ok.data.length > 0);
+  cut.close();
 });
 
 test("hostile reference files are typed errors naming the file (and key); the module keeps working", async () => {

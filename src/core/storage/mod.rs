@@ -16,6 +16,7 @@ pub mod icechunk;
 pub mod known;
 pub mod limit;
 pub mod objects;
+pub mod parquet;
 pub mod refs;
 mod store;
 pub mod url;

@@ -18,7 +18,7 @@
 //! `resolveUrl`, if any; then `s3://` and `gs://` become public HTTPS.
 use super::url::public_https;
 use super::zip::{key_under, Place};
-use super::{split_url, HttpClient, Objects};
+use super::{parquet, split_url, HttpClient, Objects};
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::json::{self, Keep, Value};
 use alloc::boxed::Box;
@@ -59,7 +59,22 @@ struct Ref {
 pub struct Index {
     pool: String,
     refs: Vec<Ref>,
+    /// A Parquet reference set's record layout (its `refs` are the metadata alone).
+    parquet: Option<Records>,
 }
+
+/// Where a Parquet reference set keeps its chunks: `record_size` rows per file
+/// `<field>/refs.<k>.parq`, row `n` for chunk `n` of the field's grid in C order.
+struct Records {
+    record_size: u64,
+    /// Each array's chunk grid, by its key (the `.zarray`'s directory).
+    grids: Vec<(String, Vec<u64>)>,
+}
+
+/// The most rows one record file may declare (fsspec writes 10,000 by default).
+const MAX_RECORD: u64 = 1 << 20;
+/// The memo key of a record file's rows.
+const KEY_RECORD: u64 = 0x7265_6601;
 
 impl Index {
     fn get(&self, key: &str) -> Option<&Ref> {
@@ -127,8 +142,9 @@ fn metadata_key(k: &str) -> bool {
 }
 
 /// The reference file at `url` to mount: read once; `None` when it is not one (then nothing
-/// else is read). `forced` (`store: "references"`): it must be one. Parquet references are
-/// refused, read or not.
+/// else is read). `forced` (`store: "references"`): it must be one. A Parquet reference set
+/// (`….parq`, `….parquet`: a directory) is read from its `.zmetadata`; its record files when a
+/// chunk needs them.
 pub async fn detect<S: Objects, C: HttpClient>(
     store: &S,
     c: &C,
@@ -136,11 +152,7 @@ pub async fn detect<S: Objects, C: HttpClient>(
     forced: bool,
     resolve: Option<Rc<dyn ResolveUrl>>,
 ) -> Result<Option<References>> {
-    if named(url, &[".parq", ".parquet"]) {
-        let why = format!("{url}: Parquet references are not read (JSON ones are)");
-        return Err(Error::new(ErrorCode::UnsupportedFormat, why));
-    }
-    if !forced && !named(url, &[".json"]) {
+    if !forced && !named_references(url) {
         return Ok(None);
     }
     let refs = References::new(url, resolve);
@@ -182,6 +194,9 @@ impl References {
     fn load<'a, S: Objects, C: HttpClient>(&'a self, store: &'a S, c: &'a C, forced: bool) -> Loading<'a> {
         Box::pin(async move {
             let limit = store.max_document();
+            if named(&self.url, &[".parq", ".parquet"]) {
+                return self.load_parquet(store, c, limit).await;
+            }
             let Some(text) = store.read_object_document(c, &self.url, limit).await? else {
                 return match forced {
                     true => {
@@ -225,7 +240,12 @@ impl References {
     /// Where key `name` is.
     pub async fn place<S: Objects, C: HttpClient>(&self, store: &S, c: &C, name: &str) -> Result<Place> {
         let index = self.index(store, c).await?;
-        let Some(r) = index.get(name) else { return Ok(Place::Missing) };
+        let Some(r) = index.get(name) else {
+            return match &index.parquet {
+                Some(records) => self.record_place(store, c, records, name).await,
+                None => Ok(Place::Missing),
+            };
+        };
         let inline = || text(&index.pool, r.offset, r.len);
         Ok(match r.url {
             INLINE => Place::Bytes(Rc::new(inline().as_bytes().to_vec())),
@@ -244,6 +264,128 @@ impl References {
                     len => Place::Range { url, offset: r.offset, len },
                 }
             }
+        })
+    }
+}
+
+impl References {
+    /// The URL of a file inside a Parquet reference set (the set's query kept).
+    fn inside(&self, name: &str) -> String {
+        let (base, query) = split_url(&self.url);
+        format!("{base}/{name}{query}")
+    }
+
+    /// A Parquet reference set's `.zmetadata`: `{"metadata": {key: document}, "record_size": n}`.
+    async fn load_parquet<S: Objects, C: HttpClient>(&self, store: &S, c: &C, limit: u64) -> Result<Option<Rc<Index>>> {
+        let file = self.inside(".zmetadata");
+        let Some(text) = store.read_object_document(c, &file, limit).await? else {
+            let why = format!("{}: not found (no .zmetadata of a Parquet reference set)", self.url);
+            return Err(Error::new(ErrorCode::NotFound, why));
+        };
+        let doc = json::parse(&text).map_err(|e| bad(&file, &e))?;
+        let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| (1..=MAX_RECORD).contains(&n));
+        let (Some(record_size), Some(Value::Object(meta))) = (record_size, doc.get("metadata")) else {
+            return Err(bad(&file, &format_args!("no metadata, or a record_size not in 1..={MAX_RECORD}")));
+        };
+        let mut b = Builder {
+            file: &file,
+            resolve: None,
+            limit: limit.saturating_mul(4).min(crate::core::error::MAX_ALLOC),
+            bytes: 0,
+            pool: String::new(),
+            refs: Vec::new(),
+            last: None,
+            tnames: Vec::new(),
+            tvalues: Vec::new(),
+        };
+        let mut grids = Vec::new();
+        let mut text = String::new();
+        for (key, v) in meta.iter() {
+            text.clear();
+            match v {
+                Value::String(s) => text.push_str(s),
+                v => v.write(&mut text),
+            }
+            b.inline(key, INLINE, &text)?;
+            if let Some(field) = key.strip_suffix("/.zarray") {
+                let dims = |k: &str| {
+                    v.get(k)
+                        .and_then(Value::as_array)
+                        .map(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
+                };
+                let (Some(Some(shape)), Some(Some(chunks))) = (dims("shape"), dims("chunks")) else {
+                    return Err(bad(&file, &format_args!("key {key:?}: no shape and chunks")));
+                };
+                if shape.len() != chunks.len() || chunks.contains(&0) {
+                    return Err(bad(&file, &format_args!("key {key:?}: shape and chunks disagree")));
+                }
+                let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
+                // fsspec numbers a 0-d array's one chunk as a grid of one.
+                grids.push((String::from(field), if grid.is_empty() { alloc::vec![1] } else { grid }));
+            }
+        }
+        let mut index = b.finish()?;
+        index.parquet = Some(Records { record_size, grids });
+        Ok(Some(Rc::new(index)))
+    }
+
+    /// Where chunk key `name` of a Parquet reference set is: its row of its record file.
+    async fn record_place<S: Objects, C: HttpClient>(
+        &self,
+        store: &S,
+        c: &C,
+        records: &Records,
+        name: &str,
+    ) -> Result<Place> {
+        let Some((field, chunk)) = name.rsplit_once('/') else { return Ok(Place::Missing) };
+        let Some((_, grid)) = records.grids.iter().find(|(f, _)| f == field) else { return Ok(Place::Missing) };
+        let coords: Option<Vec<u64>> = chunk.split('.').map(integer).collect();
+        let Some(coords) = coords.filter(|c| c.len() == grid.len() && c.iter().zip(grid).all(|(i, n)| i < n)) else {
+            return Ok(Place::Missing);
+        };
+        // The chunk's number in C order (below the grid's size, which fits: its product did not
+        // have to, but each partial product is below it).
+        let n = coords.iter().zip(grid).fold(0u64, |n, (i, g)| n.saturating_mul(*g).saturating_add(*i));
+        let (record, row) = (n / records.record_size, n % records.record_size);
+        let file = self.inside(&format!("{field}/refs.{record}.parq"));
+        let limit = store.max_document();
+        let rs = records.record_size as usize;
+        let work = || async {
+            let Some(bytes) = store.read_object_document(c, &file, limit).await? else { return Ok(Vec::new()) };
+            let mut rows = parquet::rows(&file, &bytes, rs, limit as usize)?;
+            // Targets resolved once per record (its rows mostly name one file).
+            let mut last: Option<(String, String)> = None;
+            for r in rows.iter_mut() {
+                let Some(p) = r.path.take() else { continue };
+                let url = match &last {
+                    Some((w, u)) if *w == p => u.clone(),
+                    _ => {
+                        let u = resolve_target(&self.url, self.resolve.as_deref(), &p)
+                            .map_err(|e| e.at(&format!("{file}: target {p:?}")))?;
+                        last = Some((p, u.clone()));
+                        u
+                    }
+                };
+                r.path = Some(url);
+            }
+            Ok(rows)
+        };
+        let size = |rows: &Vec<parquet::Row>| {
+            rows.iter().map(|r| 48 + r.path.as_ref().map_or(0, String::len) + r.raw.as_ref().map_or(0, Vec::len)).sum()
+        };
+        let rows = store.memo(c, &file, alloc::vec![KEY_RECORD], size, work).await?;
+        let Some(r) = rows.get(row as usize) else { return Ok(Place::Missing) };
+        if let Some(raw) = &r.raw {
+            return Ok(Place::Bytes(Rc::new(raw.clone())));
+        }
+        let Some(url) = &r.path else { return Ok(Place::Missing) };
+        let (Ok(offset), Ok(len)) = (u64::try_from(r.offset), u64::try_from(r.size)) else {
+            let why = format!("{file}: row {row} (key {name:?}): a negative offset or size");
+            return Err(Error::new(ErrorCode::CorruptShard, why));
+        };
+        Ok(match (offset, len) {
+            (0, 0) => Place::Whole(url.clone()),
+            (offset, len) => Place::Range { url: url.clone(), offset, len },
         })
     }
 }
@@ -718,7 +860,7 @@ impl Builder<'_> {
             }
             sorted.push(refs[i]);
         }
-        Ok(Index { pool, refs: sorted })
+        Ok(Index { pool, refs: sorted, parquet: None })
     }
 }
 
@@ -1102,8 +1244,12 @@ mod tests {
         let code = |url: &str, forced| block_on(detect(&store, &c, url, forced, None)).unwrap_err().code;
         assert_eq!(code("https://h/cut.json", false), ErrorCode::InvalidMetadata);
         assert_eq!(code("https://h/absent.json", true), ErrorCode::NotFound);
-        assert_eq!(code("https://h/refs.parquet/", false), ErrorCode::UnsupportedFormat);
-        assert_eq!(code("https://h/refs.0.parq?x=1", true), ErrorCode::UnsupportedFormat);
+        // A Parquet reference set is a directory: its .zmetadata is read (the query kept).
+        let before = c.requests().len();
+        assert_eq!(code("https://h/refs.parquet/", false), ErrorCode::NotFound);
+        assert_eq!(code("https://h/refs.parq?x=1", true), ErrorCode::NotFound);
+        let asked: Vec<String> = c.requests()[before..].iter().map(|r| r.0.clone()).collect();
+        assert_eq!(asked, ["https://h/refs.parquet/.zmetadata", "https://h/refs.parq/.zmetadata?x=1"]);
         // Too large for maxMetadataBytes: named.
         let small = Store::new(Config { max_document: 10, ..Config::default() });
         let e = block_on(detect(&small, &c, "https://h/v0.json", true, None)).unwrap_err();
