@@ -631,8 +631,12 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
   }
 });
 
-test("a variable of a kerchunk reference file by ?url=&path= and by |zarr:, its chunks ranges of the HDF5 file: screen pixels are h5py's values", async () => {
-  const refsUrl = `${dataServer.url}/fixtures/containers/kerchunk/refs.json`;
+test("a variable of a kerchunk reference file (JSON, Parquet) by ?url=&path= and by |zarr:, its chunks ranges of the HDF5 file: screen pixels are h5py's values", async () => {
+  for (const [file, doc] of [["refs.json", "/refs.json"], ["refs.parq", "/refs.parq/.zmetadata"]]) await kerchunkInViewer(file, doc);
+});
+
+async function kerchunkInViewer(file, doc) {
+  const refsUrl = `${dataServer.url}/fixtures/containers/kerchunk/${file}`;
   const bin = fs.readFileSync(path.join(fixturesDir, "expected/containers/ct_kerchunk_gzip_i16.bin"));
   const exp = new Int16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
   const [H, W] = [40, 36];
@@ -659,7 +663,7 @@ test("a variable of a kerchunk reference file by ?url=&path= and by |zarr:, its 
     }
     assert.ok(n > 100, `${n} pixels checked`);
     const log = dataServer.log.filter((e) => e.path.startsWith("/fixtures/containers/kerchunk/"));
-    assert.equal(log.filter((e) => e.path.endsWith("/refs.json")).length, 1, "the reference file once");
+    assert.equal(log.filter((e) => e.path.endsWith(doc)).length, 1, "the reference file once");
     assert.ok(log.some((e) => e.path.endsWith("/sample.h5")), "chunks read from the HDF5 file");
   } finally {
     await page.close();
@@ -672,7 +676,7 @@ test("a variable of a kerchunk reference file by ?url=&path= and by |zarr:, its 
   } finally {
     await piped.close();
   }
-});
+}
 
 test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
   const repoUrl = `${dataServer.url}/fixtures/icechunk/v2.icechunk`;
