@@ -198,10 +198,15 @@ impl References {
                 return self.load_parquet(store, c, limit).await;
             }
             let Some(text) = store.read_object_document(c, &self.url, limit).await? else {
+                // Forced on a URL with no document: a Parquet set's directory by another name.
                 return match forced {
-                    true => {
-                        Err(Error::new(ErrorCode::NotFound, format!("{}: not found (no reference file)", self.url)))
-                    }
+                    true => self.load_parquet(store, c, limit).await.map_err(|e| match e.code {
+                        ErrorCode::NotFound => Error::new(
+                            ErrorCode::NotFound,
+                            format!("{}: not found (no reference file, nor a Parquet reference set's .zmetadata)", self.url),
+                        ),
+                        _ => e,
+                    }),
                     false => Ok(None),
                 };
             };
