@@ -5,7 +5,7 @@
 //! PLAIN and dictionary encodings, data pages v1 and v2, uncompressed or zstd. Anything else is
 //! `UnsupportedFormat` naming it; every offset and count is checked against the bytes there are.
 use super::le;
-use crate::core::error::{Error, ErrorCode, Result};
+use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::zstd;
 use alloc::format;
 use alloc::string::String;
@@ -421,7 +421,7 @@ fn plain(b: &[u8], kind: i64, n: usize) -> core::result::Result<Values, Bad> {
 }
 
 /// The values of column chunk `c` in `file` (`optional`: with definition levels), at most `max`.
-fn column(file: &str, b: &[u8], c: &Chunk, optional: bool, max: usize, limit: usize) -> Result<Values> {
+fn column(file: &str, b: &[u8], c: &Chunk, optional: bool, max: usize, limit: usize, spent: &mut u64) -> Result<Values> {
     let bad = |why: Bad| corrupt(file, format!("column {}: {why}", String::from_utf8_lossy(&c.name)));
     if c.external {
         return Err(unsupported(file, "a column in another file"));
@@ -528,9 +528,19 @@ fn column(file: &str, b: &[u8], c: &Chunk, optional: bool, max: usize, limit: us
                             Values::Ints(v) => {
                                 Values::Ints(idx.into_iter().map(|i| pick(i).map(|i| v[i])).collect::<Result<_>>()?)
                             }
-                            Values::Bytes(v) => Values::Bytes(
-                                idx.into_iter().map(|i| pick(i).map(|i| v[i].clone())).collect::<Result<_>>()?,
-                            ),
+                            Values::Bytes(v) => {
+                                // A long entry named by many rows: counted before it is copied.
+                                for &i in &idx {
+                                    *spent += v[pick(i)?].as_ref().map_or(0, Vec::len) as u64;
+                                }
+                                if *spent > limit as u64 {
+                                    let why = "maxMetadataBytes, for a record's values";
+                                    return Err(too_large(file, *spent, limit as u64, why));
+                                }
+                                Values::Bytes(
+                                    idx.into_iter().map(|i| pick(i).map(|i| v[i].clone())).collect::<Result<_>>()?,
+                                )
+                            }
                         }
                     }
                     e => return Err(unsupported(file, format!("encoding {e}"))),
@@ -578,12 +588,17 @@ pub fn rows(file: &str, b: &[u8], max: usize, limit: usize) -> Result<Vec<Row>> 
         .ok_or_else(|| corrupt(file, "a footer past the start"))?;
     let m = footer(meta).map_err(|why| corrupt(file, format!("footer: {why}")))?;
     let mut out: Vec<Row> = Vec::new();
+    let mut spent = 0u64;
     for (rows, chunks) in &m.groups {
         let rows = usize::try_from(*rows)
             .ok()
             .filter(|&r| r <= max - out.len())
             .ok_or_else(|| corrupt(file, "more rows than a record holds"))?;
         let base = out.len();
+        // Rows of nulls cost the file almost nothing and a row 64 bytes here.
+        if out.try_reserve_exact(rows).is_err() {
+            return Err(too_large(file, (rows * core::mem::size_of::<Row>()) as u64, limit as u64, "a record's rows"));
+        }
         out.resize(base + rows, Row::default());
         for (name, optional) in &m.columns {
             let Some(c) = chunks.iter().find(|c| &c.name == name) else {
@@ -593,7 +608,7 @@ pub fn rows(file: &str, b: &[u8], max: usize, limit: usize) -> Result<Vec<Row>> 
                 b"path" | b"offset" | b"size" | b"raw" => name.as_slice(),
                 _ => continue,
             };
-            let vals = column(file, b, c, *optional, rows, limit)?;
+            let vals = column(file, b, c, *optional, rows, limit, &mut spent)?;
             let short = || corrupt(file, format!("column {}: fewer values than rows", String::from_utf8_lossy(which)));
             match (which, vals) {
                 (b"path", Values::Bytes(v)) => {
@@ -663,6 +678,93 @@ mod tests {
         assert!(Thrift { b: &deep, at: 0, depth: 0 }.fields(|_, _, _| Ok(false)).is_err());
         // A list claiming more elements than bytes.
         assert!(Thrift { b: &[0x19, 0xf5, 0xff, 0xff, 0x03], at: 0, depth: 0 }.fields(|_, _, _| Ok(false)).is_err());
+    }
+
+    /// A Thrift compact struct, written field by field (ids ascending, a step of at most 15).
+    #[derive(Default)]
+    struct W(Vec<u8>, i16);
+
+    impl W {
+        fn field(&mut self, id: i16, ty: u8) -> &mut Self {
+            self.0.push((((id - self.1) as u8) << 4) | ty);
+            self.1 = id;
+            self
+        }
+        fn varint(&mut self, mut v: u64) -> &mut Self {
+            while v >= 0x80 {
+                self.0.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            self.0.push(v as u8);
+            self
+        }
+        fn int(&mut self, id: i16, ty: u8, v: i64) -> &mut Self {
+            self.field(id, ty).varint(((v << 1) ^ (v >> 63)) as u64)
+        }
+        fn bin(&mut self, id: i16, b: &[u8]) -> &mut Self {
+            self.field(id, 8).varint(b.len() as u64);
+            self.0.extend_from_slice(b);
+            self
+        }
+        fn structs(&mut self, id: i16, items: &[Vec<u8>]) -> &mut Self {
+            self.field(id, 9).0.push(((items.len() as u8) << 4) | 12);
+            for i in items {
+                self.0.extend_from_slice(i);
+            }
+            self
+        }
+        fn sub(&mut self, id: i16, inner: &[u8]) -> &mut Self {
+            self.field(id, 12).0.extend_from_slice(inner);
+            self
+        }
+        fn end(&mut self) -> Vec<u8> {
+            self.0.push(0);
+            core::mem::take(&mut self.0)
+        }
+    }
+
+    /// A file of one required BYTE_ARRAY column `path`: a dictionary of one `entry`, then `n`
+    /// rows naming it (RLE_DICTIONARY, one run).
+    fn dictionary_file(entry: &[u8], n: i64) -> Vec<u8> {
+        let mut f = b"PAR1".to_vec();
+        let mut dict = (entry.len() as u32).to_le_bytes().to_vec();
+        dict.extend_from_slice(entry);
+        let dh = W::default().int(1, 5, 1).int(2, 5, 0).end();
+        f.extend(W::default().int(1, 5, 2).int(2, 5, dict.len() as i64).int(3, 5, dict.len() as i64).sub(7, &dh).end());
+        f.extend_from_slice(&dict);
+        let data_at = f.len() as i64;
+        let mut data = alloc::vec![0u8]; // bit width 0: every index 0
+        data.extend(W::default().varint((n as u64) << 1).0.clone());
+        let ph = W::default().int(1, 5, n).int(2, 5, 8).int(3, 5, 3).int(4, 5, 3).end();
+        f.extend(W::default().int(1, 5, 0).int(2, 5, data.len() as i64).int(3, 5, data.len() as i64).sub(5, &ph).end());
+        f.extend_from_slice(&data);
+        let mut meta = W::default();
+        meta.int(1, 5, 6).field(3, 9).0.extend([0x18, 4]);
+        meta.0.extend_from_slice(b"path");
+        meta.1 = 3;
+        let meta = meta.int(4, 5, 0).int(5, 6, n).int(9, 6, data_at).int(11, 6, 4).end();
+        let column = W::default().int(2, 6, 0).sub(3, &meta).end();
+        let group = W::default().structs(1, &[column]).int(3, 6, n).end();
+        let root = W::default().bin(4, b"schema").int(5, 5, 1).end();
+        let leaf = W::default().int(1, 5, 6).int(3, 5, 0).bin(4, b"path").end();
+        let footer = W::default().int(1, 5, 1).structs(2, &[root, leaf]).int(3, 6, n).structs(4, &[group]).end();
+        f.extend_from_slice(&footer);
+        f.extend_from_slice(&(footer.len() as u32).to_le_bytes());
+        f.extend_from_slice(b"PAR1");
+        f
+    }
+
+    #[test]
+    fn dictionary_entries_are_counted_before_they_are_copied() {
+        let rows_of = |f: &[u8], limit| rows("u", f, 1 << 20, limit);
+        let ok = rows_of(&dictionary_file(b"x.h5", 10), 1 << 16).unwrap();
+        assert_eq!(ok.len(), 10);
+        assert!(ok.iter().all(|r| r.path.as_deref() == Some("x.h5") && r.raw.is_none()));
+        // A 64 KiB entry named by 100,000 rows: 6.5 GB if copied.
+        let e = rows_of(&dictionary_file(&[b'a'; 1 << 16], 100_000), 16 << 20).unwrap_err();
+        assert_eq!(e.code, ErrorCode::TooLarge, "{e:?}");
+        // More rows than a record holds.
+        assert_eq!(rows("u", &dictionary_file(b"x", 10), 9, 1 << 16).unwrap_err().code, ErrorCode::CorruptShard);
     }
 
     #[test]
