@@ -134,9 +134,12 @@ struct Dir;
 impl HttpClient for Dir {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let key = req.url.strip_prefix("mem://k/").unwrap_or("").replacen("set/", "refs.parq/", 1);
-        let Ok(body) = std::fs::read(kerchunk().join(&key)) else { return Ok(Response { status: 404, ..Default::default() }) };
+        let Ok(body) = std::fs::read(kerchunk().join(&key)) else {
+            return Ok(Response { status: 404, ..Default::default() });
+        };
         let n = body.len() as u64;
-        let Some((a, b)) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")).and_then(|r| r.split_once('-')) else {
+        let Some((a, b)) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")).and_then(|r| r.split_once('-'))
+        else {
             return Ok(Response { status: 200, content_length: Some(n), body, ..Default::default() });
         };
         let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse::<u64>().unwrap().min(n - 1));
@@ -155,7 +158,11 @@ fn store_references_opens_a_parquet_set_by_any_name() {
     let options = || OpenOptions { store: Some(StoreKind::References), path: "gzip_i16".into(), ..Default::default() };
     let Ok(Opened::Array(a)) = block_on(open(&Dir, "mem://k/set", options())) else { panic!("open") };
     let r = block_on(read_region(&a, &Dir, &[Sel::All, Sel::All])).unwrap();
-    let want = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected/containers/ct_kerchunk_parq_gzip_i16.bin")).unwrap();
+    let want = std::fs::read(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/expected/containers/ct_kerchunk_parq_gzip_i16.bin"),
+    )
+    .unwrap();
     assert_eq!(r.bytes, want, "h5py's values");
     // Neither a document nor a set there: NotFound saying both.
     let e = block_on(open(&Dir, "mem://k/none", options())).err().unwrap();

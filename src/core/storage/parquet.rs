@@ -421,7 +421,15 @@ fn plain(b: &[u8], kind: i64, n: usize) -> core::result::Result<Values, Bad> {
 }
 
 /// The values of column chunk `c` in `file` (`optional`: with definition levels), at most `max`.
-fn column(file: &str, b: &[u8], c: &Chunk, optional: bool, max: usize, limit: usize, spent: &mut u64) -> Result<Values> {
+fn column(
+    file: &str,
+    b: &[u8],
+    c: &Chunk,
+    optional: bool,
+    max: usize,
+    limit: usize,
+    spent: &mut u64,
+) -> Result<Values> {
     let bad = |why: Bad| corrupt(file, format!("column {}: {why}", String::from_utf8_lossy(&c.name)));
     if c.external {
         return Err(unsupported(file, "a column in another file"));
