@@ -73,4 +73,19 @@ for (const [name, open] of Object.entries(libs)) {
   const col = (k) => median(rows.map((r) => r[k]));
   console.log(`| ${name} | ${col(0).toFixed(1)} | ${col(1)} | ${col(2).toLocaleString("en")} | ${col(3).toFixed(1)} | ${col(4)} | ${col(5).toLocaleString("en")} |`);
 }
+// What opening the JSON file is measured against (issue 24: at most 3x): fetch + JSON.parse.
+const parse = [];
+for (let r = 0; r < reps; r++) {
+  const t = performance.now();
+  await (await fetch(`${server.url}/refs.json`)).json();
+  parse.push(performance.now() - t);
+}
+const opens = [];
+for (let r = 0; r < reps; r++) {
+  const t = performance.now();
+  const a = await api.openArray(`${server.url}/refs.json`, { path: "x", workers: false });
+  opens.push(performance.now() - t);
+  a.close();
+}
+console.log(`\nrefs.json: fetch + JSON.parse ${median(parse).toFixed(1)} ms, shardfetch openArray ${median(opens).toFixed(1)} ms`);
 await server.close();

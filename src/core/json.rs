@@ -639,6 +639,37 @@ pub fn for_each_member(text: &[u8], each: &mut dyn FnMut(&str, Value) -> bool) -
     Ok(walk(text, &mut member)?.is_some())
 }
 
+/// A member of a reference map (kerchunk's `refs`), borrowed from the text where it can be:
+/// text, `[url]` or `[url, offset, length]` (non-negative integers, digits only), or any other
+/// value.
+pub enum Reference<'a> {
+    Text(Cow<'a, str>),
+    Target(Cow<'a, str>, Option<(u64, u64)>),
+    Other(Value),
+}
+
+/// Each member of the top-level object of `text` as a [`Reference`]: most entries of a
+/// reference file build nothing (no value, no string of their own). Whether it was an object.
+pub fn for_each_reference(text: &[u8], each: &mut dyn FnMut(&str, Reference) -> bool) -> Result<bool, Error> {
+    let mut member = |key: Cow<str>, p: &mut Parser| {
+        p.ws();
+        let at = p.i;
+        let r = match p.peek() {
+            Some(b'"') => Reference::Text(p.string()?),
+            Some(b'[') => match p.target()? {
+                Some(r) => r,
+                None => {
+                    p.i = at;
+                    Reference::Other(p.value(1)?)
+                }
+            },
+            _ => Reference::Other(p.value(1)?),
+        };
+        Ok(each(&key, r))
+    };
+    Ok(walk(text, &mut member)?.is_some())
+}
+
 /// The top-level object of `text`, each member's name handed to `member` with the parser at its
 /// value, which `member` reads and says whether to go on; the text, or `None` when it is valid
 /// JSON but not an object.
@@ -932,6 +963,40 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+    }
+
+    /// `[url]` or `[url, offset, length]` at a `[`, offsets in plain digits; `None` (the parser
+    /// somewhere inside) for anything else, which the caller reads again as a value.
+    fn target(&mut self) -> Result<Option<Reference<'a>>, Error> {
+        self.i += 1;
+        self.ws();
+        if self.peek() != Some(b'"') {
+            return Ok(None);
+        }
+        let url = self.string()?;
+        self.ws();
+        if self.close(b']') {
+            return Ok(Some(Reference::Target(url, None)));
+        }
+        let mut n = [0u64; 2];
+        for v in &mut n {
+            if self.peek() != Some(b',') {
+                return Ok(None);
+            }
+            self.i += 1;
+            self.ws();
+            let start = self.i;
+            self.digits();
+            let digits = self.text(start..self.i)?;
+            // Leading zeros, signs, fractions, exponents: the general path decides.
+            let plain = !digits.is_empty() && (digits.len() == 1 || !digits.starts_with('0'));
+            match digits.parse::<u64>() {
+                Ok(x) if plain && !matches!(self.peek(), Some(b'.' | b'e' | b'E')) => *v = x,
+                _ => return Ok(None),
+            }
+            self.ws();
+        }
+        Ok(self.close(b']').then(|| Reference::Target(url, Some((n[0], n[1])))))
     }
 
     /// The span of a number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.

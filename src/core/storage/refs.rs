@@ -20,7 +20,7 @@ use super::url::public_https;
 use super::zip::{key_under, Place};
 use super::{parquet, split_url, HttpClient, Objects};
 use crate::core::error::{too_large, Error, ErrorCode, Result};
-use crate::core::json::{self, Keep, Value};
+use crate::core::json::{self, Keep, Reference, Value};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -96,6 +96,13 @@ fn text(pool: &str, at: u64, len: u64) -> &str {
 
 fn key_of<'k>(pool: &'k str, r: &Ref) -> &'k str {
     text(pool, r.key.into(), r.key_len.into())
+}
+
+/// A key's bytes: what sorting compares (in UTF-8 the same order as the text's, without its
+/// char-boundary checks).
+fn key_bytes<'k>(pool: &'k str, r: &Ref) -> &'k [u8] {
+    let at = r.key as usize;
+    pool.as_bytes().get(at..at + r.key_len as usize).unwrap_or_default()
 }
 
 type Loading<'a> = core::pin::Pin<Box<dyn core::future::Future<Output = Result<Option<Rc<Index>>>> + 'a>>;
@@ -675,14 +682,24 @@ impl Builder<'_> {
     /// The members of a map of references.
     fn members(&mut self, text: &[u8]) -> Result<()> {
         let mut failed = None;
-        let mut each = |k: &str, v: Value| match self.value(k, v) {
-            Ok(()) => true,
-            Err(e) => {
-                failed = Some(e);
-                false
+        let mut each = |k: &str, r: Reference| {
+            let done = match r {
+                Reference::Text(s) => match s.strip_prefix("base64:") {
+                    Some(b) => self.inline(k, BASE64, b),
+                    None => self.inline(k, INLINE, &s),
+                },
+                Reference::Target(url, range) => self.reference(k, &url, range.map(|(o, n)| (Some(o), Some(n)))),
+                Reference::Other(v) => self.value(k, v),
+            };
+            match done {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
             }
         };
-        let object = json::for_each_member(text, &mut each).map_err(|e| bad(self.file, &e))?;
+        let object = json::for_each_reference(text, &mut each).map_err(|e| bad(self.file, &e))?;
         match failed {
             Some(e) => Err(e),
             None if !object => Err(bad(self.file, &"`refs` is not an object")),
@@ -856,11 +873,11 @@ impl Builder<'_> {
 
     fn finish(self) -> Result<Index> {
         let Builder { pool, refs, .. } = self;
-        let order = crate::core::nd::order(refs.len(), &|a, b| key_of(&pool, &refs[a]) < key_of(&pool, &refs[b]));
+        let order = crate::core::nd::order(refs.len(), &|a, b| key_bytes(&pool, &refs[a]) < key_bytes(&pool, &refs[b]));
         let mut sorted: Vec<Ref> = Vec::with_capacity(refs.len());
         for i in order {
             // Stable: of equal keys the last given wins.
-            if sorted.last().is_some_and(|l| key_of(&pool, l) == key_of(&pool, &refs[i])) {
+            if sorted.last().is_some_and(|l| key_bytes(&pool, l) == key_bytes(&pool, &refs[i])) {
                 sorted.pop();
             }
             sorted.push(refs[i]);
