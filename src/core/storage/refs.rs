@@ -299,17 +299,7 @@ impl References {
         let (Some(record_size), Some(Value::Object(meta))) = (record_size, doc.get("metadata")) else {
             return Err(bad(&file, &format_args!("no metadata, or a record_size not in 1..={MAX_RECORD}")));
         };
-        let mut b = Builder {
-            file: &file,
-            resolve: None,
-            limit: limit.saturating_mul(4).min(crate::core::error::MAX_ALLOC),
-            bytes: 0,
-            pool: String::new(),
-            refs: Vec::new(),
-            last: None,
-            tnames: Vec::new(),
-            tvalues: Vec::new(),
-        };
+        let mut b = Builder::new(&file, None, limit);
         let mut grids = Vec::new();
         let mut text = String::new();
         for (key, v) in meta.iter() {
@@ -436,17 +426,7 @@ pub fn parse(
     if !forced && !looks && refs.is_none() {
         return Ok(None);
     }
-    let mut b = Builder {
-        file,
-        resolve,
-        limit: limit.saturating_mul(4).min(crate::core::error::MAX_ALLOC),
-        bytes: 0,
-        pool: String::new(),
-        refs: Vec::new(),
-        last: None,
-        tnames: Vec::new(),
-        tvalues: Vec::new(),
-    };
+    let mut b = Builder::new(file, resolve, limit);
     let version = fields.object.get("version");
     if version.is_none() && refs.is_none() {
         // Version 0: the document is the map.
@@ -645,7 +625,22 @@ struct Builder<'f> {
     tvalues: Vec<String>,
 }
 
-impl Builder<'_> {
+impl<'f> Builder<'f> {
+    /// An empty index of `file`, within four times `limit` (`maxMetadataBytes`).
+    fn new(file: &'f str, resolve: Option<&'f dyn ResolveUrl>, limit: u64) -> Builder<'f> {
+        Builder {
+            file,
+            resolve,
+            limit: limit.saturating_mul(4).min(crate::core::error::MAX_ALLOC),
+            bytes: 0,
+            pool: String::new(),
+            refs: Vec::new(),
+            last: None,
+            tnames: Vec::new(),
+            tvalues: Vec::new(),
+        }
+    }
+
     fn bad_key(&self, key: &str, what: &dyn fmt::Display) -> Error {
         bad(self.file, &format_args!("key {key:?}: {what}"))
     }
