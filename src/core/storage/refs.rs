@@ -71,6 +71,25 @@ struct Records {
     grids: Vec<(String, Vec<u64>)>,
 }
 
+/// A record file's rows as cached: 32 bytes a row, its targets and inline bytes pooled.
+#[derive(Default)]
+struct Record {
+    urls: Vec<String>,
+    raw: Vec<u8>,
+    slots: Vec<Slot>,
+}
+
+/// One row: a target in `urls` (or [`NONE`]), inline bytes in `raw` (at, length; length
+/// [`NONE`]: none), the range.
+struct Slot {
+    url: u32,
+    raw: (u32, u32),
+    offset: i64,
+    size: i64,
+}
+
+const NONE: u32 = u32::MAX;
+
 /// The most rows one record file may declare (fsspec writes 10,000 by default).
 const MAX_RECORD: u64 = 1 << 20;
 /// The memo key of a record file's rows.
@@ -210,7 +229,10 @@ impl References {
                     true => self.load_parquet(store, c, limit).await.map_err(|e| match e.code {
                         ErrorCode::NotFound => Error::new(
                             ErrorCode::NotFound,
-                            format!("{}: not found (no reference file, nor a Parquet reference set's .zmetadata)", self.url),
+                            format!(
+                                "{}: not found (no reference file, nor a Parquet reference set's .zmetadata)",
+                                self.url
+                            ),
                         ),
                         _ => e,
                     }),
@@ -353,34 +375,58 @@ impl References {
         let limit = store.max_document();
         let rs = records.record_size as usize;
         let work = || async {
-            let Some(bytes) = store.read_object_document(c, &file, limit).await? else { return Ok(Vec::new()) };
-            let mut rows = parquet::rows(&file, &bytes, rs, limit as usize)?;
-            // Targets resolved once per record (its rows mostly name one file).
-            let mut last: Option<(String, String)> = None;
-            for r in rows.iter_mut() {
-                let Some(p) = r.path.take() else { continue };
-                let url = match &last {
-                    Some((w, u)) if *w == p => u.clone(),
-                    _ => {
-                        let u = resolve_target(&self.url, self.resolve.as_deref(), &p)
-                            .map_err(|e| e.at(&format!("{file}: target {p:?}")))?;
-                        last = Some((p, u.clone()));
-                        u
+            let mut rec = Record::default();
+            let Some(bytes) = store.read_object_document(c, &file, limit).await? else { return Ok(rec) };
+            let rows = parquet::rows(&file, &bytes, rs, limit as usize)?;
+            drop(bytes);
+            rec.slots.reserve_exact(rows.len());
+            // Targets resolved and kept once per run of rows naming them (a record's rows mostly
+            // name one file).
+            let mut last: Option<String> = None;
+            for r in rows {
+                let url = match r.path {
+                    None => NONE,
+                    Some(p) => {
+                        if last.as_deref() != Some(p.as_str()) {
+                            let u = resolve_target(&self.url, self.resolve.as_deref(), &p)
+                                .map_err(|e| e.at(&format!("{file}: target {p:?}")))?;
+                            rec.urls.push(u);
+                            last = Some(p);
+                        }
+                        rec.urls.len() as u32 - 1
                     }
                 };
-                r.path = Some(url);
+                let raw = match r.raw {
+                    None => (0, NONE),
+                    Some(b) => {
+                        if rec.raw.len() + b.len() >= NONE as usize {
+                            return Err(too_large(
+                                &file,
+                                (rec.raw.len() + b.len()) as u64,
+                                NONE.into(),
+                                "inline bytes of a record",
+                            ));
+                        }
+                        rec.raw.extend_from_slice(&b);
+                        ((rec.raw.len() - b.len()) as u32, b.len() as u32)
+                    }
+                };
+                rec.slots.push(Slot { url, raw, offset: r.offset, size: r.size });
             }
-            Ok(rows)
+            Ok(rec)
         };
-        let size = |rows: &Vec<parquet::Row>| {
-            rows.iter().map(|r| 48 + r.path.as_ref().map_or(0, String::len) + r.raw.as_ref().map_or(0, Vec::len)).sum()
+        let size = |r: &Record| {
+            r.slots.len() * core::mem::size_of::<Slot>()
+                + r.raw.len()
+                + r.urls.iter().map(|u| 24 + u.len()).sum::<usize>()
         };
-        let rows = store.memo(c, &file, alloc::vec![KEY_RECORD], size, work).await?;
-        let Some(r) = rows.get(row as usize) else { return Ok(Place::Missing) };
-        if let Some(raw) = &r.raw {
-            return Ok(Place::Bytes(Rc::new(raw.clone())));
+        let rec = store.memo(c, &file, alloc::vec![KEY_RECORD], size, work).await?;
+        let Some(r) = rec.slots.get(row as usize) else { return Ok(Place::Missing) };
+        if r.raw.1 != NONE {
+            let (at, len) = (r.raw.0 as usize, r.raw.1 as usize);
+            return Ok(Place::Bytes(Rc::new(rec.raw[at..at + len].to_vec())));
         }
-        let Some(url) = &r.path else { return Ok(Place::Missing) };
+        let Some(url) = rec.urls.get(r.url as usize) else { return Ok(Place::Missing) };
         let (Ok(offset), Ok(len)) = (u64::try_from(r.offset), u64::try_from(r.size)) else {
             let why = format!("{file}: row {row} (key {name:?}): a negative offset or size");
             return Err(Error::new(ErrorCode::CorruptShard, why));
