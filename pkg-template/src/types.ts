@@ -86,8 +86,9 @@ export interface OpenOptions {
    * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"icechunk"` reads `url`
    * as an Icechunk repository's root (also `url|icechunk:@branch.main/path`, or a `branch`,
    * `tag` or `snapshot` given), `path` the node in it; `"references"` reads `url` as a kerchunk /
-   * VirtualiZarr JSON reference file (detected for `.json` URLs whose document is one), `path`
-   * the node inside it; `"plain"` never reads `url` as any of these.
+   * VirtualiZarr JSON reference file (detected for `.json` URLs whose document is one) or Parquet
+   * reference set (a directory with `.zmetadata`; detected for `.parq` and `.parquet` URLs),
+   * `path` the node inside it; `"plain"` never reads `url` as any of these.
    */
   store?: "zip" | "icechunk" | "references" | "plain";
   /** Icechunk: the branch to read (default `main`). */
@@ -100,9 +101,9 @@ export interface OpenOptions {
    * Reference files: the URL to fetch for a target URL the file names (templates expanded, a
    * relative one already resolved against the reference file, `s3://`/`gs://` not yet mapped to
    * their public HTTPS endpoints, which happens to what this returns). For your own endpoint or
-   * signer; `undefined` keeps the URL. Called when the file is read, not per request (once per
-   * run of keys naming a target: once per file for kerchunk's), synchronously (a `Promise` is
-   * not awaited: an error).
+   * signer; `undefined` keeps the URL. Called when the file is read (a Parquet set: each record
+   * file), not per request (once per run of keys naming a target: once per file for kerchunk's),
+   * synchronously (a `Promise` is not awaited: an error).
    */
   resolveUrl?: (url: string) => string | undefined | null;
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
