@@ -163,6 +163,15 @@ test("resolveUrl rewrites every target, seeing s3:// as written and relative one
   const reads = seen(from).filter((e) => e.path.endsWith(".h5"));
   assert.deepEqual(reads.map((e) => e.path), ["/tmp/moved/sample.h5"]);
   arr.close();
+  // A Parquet set: once per record file that names the target (gzip_i16: 5 records, the one
+  // holding the missing chunk too).
+  asked.length = 0;
+  const pfrom = server.log.length;
+  const parr = await api.openArray(`${base}${PARQ}`, { path: "gzip_i16", resolveUrl, workers: false });
+  assert.deepEqual(bytesOf((await parr.get([null, null])).data), expected("ct_kerchunk_parq_gzip_i16"));
+  assert.deepEqual(asked, Array(5).fill(`${base}/fixtures/containers/kerchunk/sample.h5`), "once per record file");
+  assert.deepEqual(seen(pfrom).filter((e) => e.path.endsWith(".h5")).map((e) => e.path), ["/tmp/moved/sample.h5"]);
+  parr.close();
 
   // s3:// reaches resolveUrl as written; without it, it would go to the public S3 endpoint.
   const doc = fixtureRefs();
