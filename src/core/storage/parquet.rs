@@ -360,7 +360,7 @@ fn hybrid(mut b: &[u8], width: u32, n: usize, out: &mut Vec<u32>) -> core::resul
             let len = groups.checked_mul(width as usize).ok_or("a run too long")?;
             let packed = b.get(..len).ok_or("cut short")?;
             b = &b[len..];
-            let count = (groups * 8).min(want);
+            let count = groups.saturating_mul(8).min(want);
             if groups == 0 {
                 return Err("an empty run");
             }
@@ -410,7 +410,7 @@ fn plain(b: &[u8], kind: i64, n: usize) -> core::result::Result<Values, Bad> {
             let mut at = 0usize;
             for _ in 0..n {
                 let len = le::<4>(b, at).map(u32::from_le_bytes).ok_or("values past the page")? as usize;
-                let v = b.get(at + 4..at + 4 + len).ok_or("values past the page")?;
+                let v = (at + 4).checked_add(len).and_then(|end| b.get(at + 4..end)).ok_or("values past the page")?;
                 out.push(Some(v.to_vec()));
                 at += 4 + len;
             }
@@ -509,7 +509,8 @@ fn column(
                     }
                     let l =
                         le::<4>(data, 0).map(u32::from_le_bytes).ok_or_else(|| bad("levels past the page"))? as usize;
-                    let lvl = data.get(4..4 + l).ok_or_else(|| bad("levels past the page"))?;
+                    let lvl =
+                        l.checked_add(4).and_then(|end| data.get(4..end)).ok_or_else(|| bad("levels past the page"))?;
                     let mut d = Vec::new();
                     hybrid(lvl, 1, n, &mut d).map_err(bad)?;
                     (Some(d), &data[4 + l..])
