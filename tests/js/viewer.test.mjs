@@ -610,25 +610,25 @@ test("a JPEG XL precomputed volume (its decoder a module fetched on demand): scr
   }
 });
 
+/** Opens the viewer on `query`: it gets ready and draws tiles without an error; `more(page)` checks the rest. */
+async function drawsWithoutErrors(query, more) {
+  const page = await openViewer(query);
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    await more?.(page);
+  } finally {
+    await page.close();
+  }
+}
+
 test("an array inside a zip archive, and an .ozx image, by URL parameter", async () => {
-  const zip = await openViewer({ url: `${dataServer.url}/fixtures/containers/zp3_group.zip|zip:sharded_u16` });
-  try {
-    assert.equal(await zip.evaluate(() => window.viewerApp.state), "ready", zip.logs.join("\n"));
-    const c = await idle(zip);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
-  } finally {
-    await zip.close();
-  }
-  const ozx = await openViewer({ url: `${dataServer.url}/fixtures/containers/image.ozx` });
-  try {
-    assert.equal(await ozx.evaluate(() => window.viewerApp.state), "ready", ozx.logs.join("\n"));
-    const c = await idle(ozx);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
-    const levels = await ozx.evaluate(() => window.viewerApp.viewer.ds.levels.length);
+  await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/containers/zp3_group.zip|zip:sharded_u16` });
+  await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/containers/image.ozx` }, async (page) => {
+    const levels = await page.evaluate(() => window.viewerApp.viewer.ds.levels.length);
     assert.ok(levels >= 2, `${levels} levels`);
-  } finally {
-    await ozx.close();
-  }
+  });
 });
 
 test("a variable of a kerchunk reference file (JSON, Parquet) by ?url=&path= and by |zarr:, its chunks ranges of the HDF5 file: screen pixels are h5py's values", async () => {
@@ -668,14 +668,7 @@ async function kerchunkInViewer(file, doc) {
   } finally {
     await page.close();
   }
-  const piped = await openViewer({ url: `${refsUrl}|zarr:plain_f32` });
-  try {
-    assert.equal(await piped.evaluate(() => window.viewerApp.state), "ready", piped.logs.join("\n"));
-    const c = await idle(piped);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
-  } finally {
-    await piped.close();
-  }
+  await drawsWithoutErrors({ url: `${refsUrl}|zarr:plain_f32` });
 }
 
 test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
@@ -707,14 +700,7 @@ test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipe
   } finally {
     await page.close();
   }
-  const piped = await openViewer({ url: `${repoUrl}|icechunk:@branch.main/sharded` });
-  try {
-    assert.equal(await piped.evaluate(() => window.viewerApp.state), "ready", piped.logs.join("\n"));
-    const c = await idle(piped);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
-  } finally {
-    await piped.close();
-  }
+  await drawsWithoutErrors({ url: `${repoUrl}|icechunk:@branch.main/sharded` });
 });
 
 test("precomputed sample (JPEG, sharded by hash): screen pixels match tensorstore's values at two scales", async (t) => {
