@@ -79,6 +79,12 @@ impl<'a> Thrift<'a> {
         }
     }
 
+    /// An integer field into `slot`: for the field readers of [`Thrift::fields`].
+    fn set(&mut self, ty: u8, slot: &mut i64) -> core::result::Result<bool, Bad> {
+        *slot = self.int(ty)?;
+        Ok(true)
+    }
+
     /// A list header: (size, element type).
     fn list(&mut self) -> core::result::Result<(usize, u8), Bad> {
         let h = self.byte()?;
@@ -206,80 +212,77 @@ struct Meta {
 fn footer(b: &[u8]) -> core::result::Result<Meta, Bad> {
     let mut t = Thrift { b, at: 0, depth: 0 };
     let mut m = Meta::default();
-    let mut elements = 0usize;
+    let mut root = true;
     t.fields(|t, id, ty| match (id, ty) {
-        (2, 9) => {
-            t.structs(|t| {
-                let (mut name, mut rep, mut children) = (Vec::new(), 0, 0);
-                t.fields(|t, id, ty| match (id, ty) {
-                    (3, 5) => t.int(ty).map(|v| rep = v).map(|_| true),
-                    (4, 8) => t.binary().map(|v| name = v.to_vec()).map(|_| true),
-                    (5, 5) => t.int(ty).map(|v| children = v).map(|_| true),
-                    _ => Ok(false),
-                })?;
+        (2, 9) => t
+            .structs(|t| {
+                let (name, rep, children) = schema_element(t)?;
                 // The first element is the root; every other must be a leaf of it (flat).
-                if elements > 0 {
+                if !core::mem::take(&mut root) {
                     if children != 0 || rep == 2 {
                         return Err("a nested or repeated column");
                     }
                     m.columns.push((name, rep == 1));
                 }
-                elements += 1;
                 Ok(())
-            })?;
-            Ok(true)
-        }
-        (4, 9) => {
-            t.structs(|t| {
-                let (mut rows, mut chunks) = (0, Vec::new());
-                t.fields(|t, id, ty| match (id, ty) {
-                    (1, 9) => t
-                        .structs(|t| {
-                            let mut c = Chunk::default();
-                            t.fields(|t, id, ty| match (id, ty) {
-                                (1, 8) => t.binary().map(|_| c.external = true).map(|_| true),
-                                (3, 12) => t
-                                    .fields(|t, id, ty| match (id, ty) {
-                                        (1, 5) => t.int(ty).map(|v| c.kind = v).map(|_| true),
-                                        (3, 9) => {
-                                            let (n, et) = t.list()?;
-                                            if et != 8 {
-                                                return Err("a column path of another type");
-                                            }
-                                            for k in 0..n {
-                                                let s = t.binary()?;
-                                                if k == 0 {
-                                                    c.name = s.to_vec();
-                                                } else {
-                                                    return Err("a nested column");
-                                                }
-                                            }
-                                            Ok(true)
-                                        }
-                                        (4, 5) => t.int(ty).map(|v| c.codec = v).map(|_| true),
-                                        (5, 6) => t.int(ty).map(|v| c.values = v).map(|_| true),
-                                        (9, 6) => t.int(ty).map(|v| c.data = v).map(|_| true),
-                                        (11, 6) => t.int(ty).map(|v| c.dict = Some(v)).map(|_| true),
-                                        _ => Ok(false),
-                                    })
-                                    .map(|_| true),
-                                _ => Ok(false),
-                            })?;
-                            chunks.push(c);
-                            Ok(())
-                        })
-                        .map(|_| true),
-                    (3, 6) => t.int(ty).map(|v| rows = v).map(|_| true),
-                    _ => Ok(false),
-                })?;
-                m.groups.push((rows, chunks));
-                Ok(())
-            })?;
-            Ok(true)
-        }
+            })
+            .map(|_| true),
+        (4, 9) => t.structs(|t| row_group(t).map(|g| m.groups.push(g))).map(|_| true),
         _ => Ok(false),
     })?;
     Ok(m)
+}
+
+/// A SchemaElement: (name, repetition, number of children).
+fn schema_element(t: &mut Thrift) -> core::result::Result<(Vec<u8>, i64, i64), Bad> {
+    let (mut name, mut rep, mut children) = (Vec::new(), 0, 0);
+    t.fields(|t, id, ty| match (id, ty) {
+        (3, 5) => t.set(ty, &mut rep),
+        (4, 8) => t.binary().map(|v| name = v.to_vec()).map(|_| true),
+        (5, 5) => t.set(ty, &mut children),
+        _ => Ok(false),
+    })?;
+    Ok((name, rep, children))
+}
+
+/// A RowGroup: (rows, its column chunks).
+fn row_group(t: &mut Thrift) -> core::result::Result<(i64, Vec<Chunk>), Bad> {
+    let (mut rows, mut chunks) = (0, Vec::new());
+    t.fields(|t, id, ty| match (id, ty) {
+        (1, 9) => t.structs(|t| column_chunk(t).map(|c| chunks.push(c))).map(|_| true),
+        (3, 6) => t.set(ty, &mut rows),
+        _ => Ok(false),
+    })?;
+    Ok((rows, chunks))
+}
+
+/// A ColumnChunk and its ColumnMetaData.
+fn column_chunk(t: &mut Thrift) -> core::result::Result<Chunk, Bad> {
+    let mut c = Chunk::default();
+    t.fields(|t, id, ty| match (id, ty) {
+        (1, 8) => t.binary().map(|_| c.external = true).map(|_| true),
+        (3, 12) => t
+            .fields(|t, id, ty| match (id, ty) {
+                (1, 5) => t.set(ty, &mut c.kind),
+                (3, 9) => {
+                    // path_in_schema: one name, the columns being flat.
+                    let (n, et) = t.list()?;
+                    if et != 8 || n != 1 {
+                        return Err("a nested column");
+                    }
+                    c.name = t.binary()?.to_vec();
+                    Ok(true)
+                }
+                (4, 5) => t.set(ty, &mut c.codec),
+                (5, 6) => t.set(ty, &mut c.values),
+                (9, 6) => t.set(ty, &mut c.data),
+                (11, 6) => t.int(ty).map(|v| c.dict = Some(v)).map(|_| true),
+                _ => Ok(false),
+            })
+            .map(|_| true),
+        _ => Ok(false),
+    })?;
+    Ok(c)
 }
 
 /// A page header: (type, uncompressed size, compressed size, values, encoding, v2 levels bytes
@@ -300,24 +303,24 @@ struct Page {
 fn page_header(t: &mut Thrift) -> core::result::Result<Page, Bad> {
     let mut p = Page { compressed: true, level_encoding: 3, ..Page::default() };
     t.fields(|t, id, ty| match (id, ty) {
-        (1, 5) => t.int(ty).map(|v| p.kind = v).map(|_| true),
-        (2, 5) => t.int(ty).map(|v| p.size = v).map(|_| true),
-        (3, 5) => t.int(ty).map(|v| p.packed = v).map(|_| true),
+        (1, 5) => t.set(ty, &mut p.kind),
+        (2, 5) => t.set(ty, &mut p.size),
+        (3, 5) => t.set(ty, &mut p.packed),
         // data_page_header, dictionary_page_header
         (5, 12) | (7, 12) => t
             .fields(|t, id, ty| match (id, ty) {
-                (1, 5) => t.int(ty).map(|v| p.values = v).map(|_| true),
-                (2, 5) => t.int(ty).map(|v| p.encoding = v).map(|_| true),
-                (3, 5) => t.int(ty).map(|v| p.level_encoding = v).map(|_| true),
+                (1, 5) => t.set(ty, &mut p.values),
+                (2, 5) => t.set(ty, &mut p.encoding),
+                (3, 5) => t.set(ty, &mut p.level_encoding),
                 _ => Ok(false),
             })
             .map(|_| true),
         (8, 12) => t
             .fields(|t, id, ty| match (id, ty) {
-                (1, 5) => t.int(ty).map(|v| p.values = v).map(|_| true),
-                (4, 5) => t.int(ty).map(|v| p.encoding = v).map(|_| true),
-                (5, 5) => t.int(ty).map(|v| p.def_levels = v).map(|_| true),
-                (6, 5) => t.int(ty).map(|v| p.rep_levels = v).map(|_| true),
+                (1, 5) => t.set(ty, &mut p.values),
+                (4, 5) => t.set(ty, &mut p.encoding),
+                (5, 5) => t.set(ty, &mut p.def_levels),
+                (6, 5) => t.set(ty, &mut p.rep_levels),
                 (7, 1) => Ok(true),
                 (7, 2) => {
                     p.compressed = false;

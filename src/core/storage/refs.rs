@@ -316,22 +316,35 @@ impl References {
             let why = format!("{}: not found (no .zmetadata of a Parquet reference set)", self.url);
             return Err(Error::new(ErrorCode::NotFound, why));
         };
-        let doc = json::parse(&text).map_err(|e| bad(&file, &e))?;
-        let record_size = doc.get("record_size").and_then(Value::as_u64).filter(|&n| (1..=MAX_RECORD).contains(&n));
-        let (Some(record_size), Some(Value::Object(meta))) = (record_size, doc.get("metadata")) else {
+        // The documents are kept as written (their text), as consolidated metadata's are.
+        let keep = |k: &str| match k {
+            "metadata" => Keep::Raw,
+            "record_size" => Keep::Parse,
+            _ => Keep::Skip,
+        };
+        let top = json::parse_object_with(&text, keep).map_err(|e| bad(&file, &e))?;
+        let record_size = top
+            .as_ref()
+            .and_then(|f| f.object.get("record_size"))
+            .and_then(Value::as_u64)
+            .filter(|&n| (1..=MAX_RECORD).contains(&n));
+        let meta = top.as_ref().and_then(|f| f.raw("metadata")).filter(|m| m.is_object());
+        let (Some(record_size), Some(meta)) = (record_size, meta) else {
             return Err(bad(&file, &format_args!("no metadata, or a record_size not in 1..={MAX_RECORD}")));
         };
+        let members = json::parse_object_with(meta.as_str().as_bytes(), |_| Keep::Raw).map_err(|e| bad(&file, &e))?;
         let mut b = Builder::new(&file, None, limit);
         let mut grids = Vec::new();
-        let mut text = String::new();
-        for (key, v) in meta.iter() {
-            text.clear();
-            match v {
-                Value::String(s) => text.push_str(s),
-                v => v.write(&mut text),
-            }
-            b.inline(key, INLINE, &text)?;
+        for (key, raw) in members.iter().flat_map(|m| m.raw_members()) {
+            // A document, or (as fsspec also takes them) a string holding one.
+            let unquoted = match raw.starts_with('"') {
+                true => json::parse(raw.as_bytes()).ok().and_then(|v| v.as_str().map(String::from)),
+                false => None,
+            };
+            let doc = unquoted.as_deref().unwrap_or(raw);
+            b.inline(key, INLINE, doc)?;
             if let Some(field) = key.strip_suffix("/.zarray") {
+                let v = json::parse(doc.as_bytes()).unwrap_or_default();
                 let dims = |k: &str| {
                     v.get(k)
                         .and_then(Value::as_array)
