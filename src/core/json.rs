@@ -631,14 +631,6 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
     Ok(Some(Fields { text, object, raw }))
 }
 
-/// The members of the object `text` holds, one at a time: `each(name, value)`, which stops the
-/// walk by returning `false`. Nothing else is kept: an object of a million members costs one
-/// member at a time. `Ok(false)`: valid JSON that is not an object.
-pub fn for_each_member(text: &[u8], each: &mut dyn FnMut(&str, Value) -> bool) -> Result<bool, Error> {
-    let mut member = |key: Cow<str>, p: &mut Parser| Ok(each(&key, p.value(1)?));
-    Ok(walk(text, &mut member)?.is_some())
-}
-
 /// A member of a reference map (kerchunk's `refs`), borrowed from the text where it can be:
 /// text, `[url]` or `[url, offset, length]` (non-negative integers, digits only), or any other
 /// value.
@@ -648,8 +640,9 @@ pub enum Reference<'a> {
     Other(Value),
 }
 
-/// Each member of the top-level object of `text` as a [`Reference`]: most entries of a
-/// reference file build nothing (no value, no string of their own). Whether it was an object.
+/// Each member of the top-level object of `text` as a [`Reference`], one at a time (`each`
+/// returning `false` stops the walk; nothing else is kept): most entries of a reference file
+/// build nothing (no value, no string of their own). `Ok(false)`: valid JSON, not an object.
 pub fn for_each_reference(text: &[u8], each: &mut dyn FnMut(&str, Reference) -> bool) -> Result<bool, Error> {
     let mut member = |key: Cow<str>, p: &mut Parser| {
         p.ws();
@@ -1371,5 +1364,35 @@ mod tests {
         let v = json!({"a": [1, 2], "b": 0.1});
         assert_eq!(v["a"][1].as_u64(), Some(2));
         assert_eq!(v["b"].as_f32(), Some(0.1));
+    }
+
+    #[test]
+    fn references_are_borrowed_in_the_usual_shapes_and_values_otherwise() {
+        let text =
+            br#"{"a": "t", "b": ["u"], "c": [ "u\/v" , 3 , 40 ], "d": ["u", 1.5, 2], "e": ["u", 1], "f": {"x": 1}}"#;
+        let mut seen = Vec::new();
+        let object = for_each_reference(text, &mut |k, r| {
+            seen.push(match r {
+                Reference::Text(s) => alloc::format!("{k} text {s}"),
+                Reference::Target(u, range) => alloc::format!("{k} target {u} {range:?}"),
+                Reference::Other(v) => alloc::format!("{k} other {v}"),
+            });
+            true
+        })
+        .unwrap();
+        assert!(object);
+        assert_eq!(
+            seen,
+            [
+                "a text t",
+                "b target u None",
+                "c target u/v Some((3, 40))",
+                "d other [\"u\",1.5,2]",
+                "e other [\"u\",1]",
+                "f other {\"x\":1}"
+            ]
+        );
+        assert!(!for_each_reference(b"[1]", &mut |_, _| true).unwrap());
+        assert!(for_each_reference(br#"{"a": ["u", 1, 2"#, &mut |_, _| true).is_err());
     }
 }
