@@ -927,15 +927,19 @@ impl<'f> Builder<'f> {
 
     fn finish(self) -> Result<Index> {
         let Builder { pool, refs, .. } = self;
-        let order = crate::core::nd::order(refs.len(), &|a, b| key_bytes(&pool, &refs[a]) < key_bytes(&pool, &refs[b]));
+        let keys: Vec<&[u8]> = refs.iter().map(|r| key_bytes(&pool, r)).collect();
+        let order = crate::core::nd::order(refs.len(), &|a, b| keys[a] < keys[b]);
         let mut sorted: Vec<Ref> = Vec::with_capacity(refs.len());
+        let mut last: Option<usize> = None;
         for i in order {
             // Stable: of equal keys the last given wins.
-            if sorted.last().is_some_and(|l| key_bytes(&pool, l) == key_bytes(&pool, &refs[i])) {
+            if last.is_some_and(|l| keys[l] == keys[i]) {
                 sorted.pop();
             }
             sorted.push(refs[i]);
+            last = Some(i);
         }
+        drop(keys);
         Ok(Index { pool, refs: sorted, parquet: None })
     }
 }
