@@ -28,9 +28,16 @@ PHASES=""
 T0=$(date +%s)
 phase_start=$T0
 
+# A process and what it started (cargo, the wasm test runner, chromedriver): children first, so
+# that none is left running when the script stops early.
+kill_tree() {
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
 cleanup() {
   for pid in "$SERVER_PID" "$BUILD_PID" "$WASM_BUILD_PID" "$WASM_PID"; do
-    if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; fi
+    if [ -n "$pid" ]; then kill_tree "$pid"; fi
   done
 }
 trap cleanup EXIT

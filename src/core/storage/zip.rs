@@ -175,7 +175,7 @@ pub fn parse_directory(archive: &str, cd: &[u8], cd_offset: u64, entries: u64, z
         }
         let name = String::from_utf8_lossy(name_bytes).into_owned();
         let mut bad_entry = None;
-        if name.starts_with('/') || name.split(['/', '\\']).any(|s| s == "..") {
+        if name_bytes.first() == Some(&b'/') || name_bytes.split(|&c| c == b'/' || c == b'\\').any(|s| s == b"..") {
             bad_entry = Some(format!("its name {name:?} leaves the archive's root"));
         }
         if flags & 1 != 0 {
@@ -187,13 +187,16 @@ pub fn parse_directory(archive: &str, cd: &[u8], cd_offset: u64, entries: u64, z
     }
     place_data(&mut out, &declared_headers, cd_offset, zip64);
     // Later entries of a name win (as Python's zipfile reads them).
-    let order = crate::core::nd::order(out.len(), &|a, b| out[a].name < out[b].name);
-    let mut sorted: Vec<Entry> = Vec::with_capacity(out.len());
-    for i in order {
-        if sorted.last().is_some_and(|l: &Entry| l.name == out[i].name) {
+    let names: Vec<&[u8]> = out.iter().map(|e| e.name.as_bytes()).collect();
+    let order = crate::core::nd::order(out.len(), &|a, b| names[a] < names[b]);
+    drop(names);
+    let mut slots: Vec<Option<Entry>> = out.into_iter().map(Some).collect();
+    let mut sorted: Vec<Entry> = Vec::with_capacity(slots.len());
+    for e in order.into_iter().filter_map(|i| slots[i].take()) {
+        if sorted.last().is_some_and(|l| l.name == e.name) {
             sorted.pop();
         }
-        sorted.push(out[i].clone());
+        sorted.push(e);
     }
     Ok(sorted)
 }
@@ -466,6 +469,18 @@ mod tests {
         let a = &entries[0];
         let at = a.data.unwrap() as usize;
         assert_eq!(&z[at..at + 5], b"hello");
+    }
+
+    #[test]
+    fn a_name_given_twice_is_its_later_entry() {
+        let z = zip(&[("b", b"1"), ("a", b"first"), ("c", b"3"), ("a", b"later")], "");
+        let (entries, _) = dir(&z).unwrap();
+        assert_eq!(entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        let at = entries[0].data.unwrap() as usize;
+        assert_eq!(&z[at..at + 5], b"later");
+        // A backslash counts as a separator too.
+        let (e, _) = dir(&zip(&[("a\\..\\b", b"x")], "")).unwrap();
+        assert!(e[0].bad.is_some());
     }
 
     #[test]
