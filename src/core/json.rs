@@ -1419,5 +1419,73 @@ mod tests {
         );
         assert!(!for_each_reference(b"[1]", &mut |_, _| true).unwrap());
         assert!(for_each_reference(br#"{"a": ["u", 1, 2"#, &mut |_, _| true).is_err());
+        // Offsets of 19 digits are read in place; 20 (past what a sum of digits can hold
+        // unchecked), leading zeros (not JSON) and fractions go the general way.
+        let text = br#"{"a": ["u", 9999999999999999999, 1], "b": ["u", 18446744073709551615, 1], "c": ["u", 0, 0]}"#;
+        let mut seen = Vec::new();
+        for_each_reference(text, &mut |k, r| {
+            seen.push(match r {
+                Reference::Target(u, range) => alloc::format!("{k} target {u} {range:?}"),
+                Reference::Other(v) => alloc::format!("{k} other {v}"),
+                Reference::Text(t) => alloc::format!("{k} text {t}"),
+            });
+            true
+        })
+        .unwrap();
+        assert_eq!(seen[0], "a target u Some((9999999999999999999, 1))");
+        assert_eq!(seen[1], "b other [\"u\",18446744073709551615,1]");
+        assert_eq!(seen[2], "c target u Some((0, 0))");
+        assert!(for_each_reference(br#"{"a": ["u", 01, 2]}"#, &mut |_, _| true).is_err());
+    }
+
+    /// Mutated documents: accepted and rejected as serde_json does, and read to the same values.
+    #[test]
+    fn agrees_with_serde_json_on_mutated_documents() {
+        let seeds: [&[u8]; 4] = [
+            br#"{"zarr_format": 3, "shape": [10, 20], "fill_value": -1.5e-3, "attributes": {"a\"b": "\u00e9\n", "x": [true, false, null]}}"#,
+            br#"{"version": 1, "refs": {"x/0.0": ["data.bin", 0, 128], "x/.zarray": "{\"chunks\": [2]}", "y": "base64:AAE="}}"#,
+            b"[ 1 , 2.50 , -0 , 1E+2 , \"\\/\\\\\\b\\f\\r\\t\" , {} , [] ]",
+            "{\"caf\u{e9}\": \"\u{1F600}\", \"n\": 123456789012345678901234567890}".as_bytes(),
+        ];
+        let alphabet = b"{}[]\",:\\ \t\n0123456789eE+-.tfnulrsa/\x7f";
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let (mut accepted, mut rejected) = (0, 0);
+        for case in 0..20_000 {
+            let mut doc = seeds[case % seeds.len()].to_vec();
+            for _ in 0..1 + next(3) {
+                let at = next(doc.len() + 1);
+                let c = alphabet[next(alphabet.len())];
+                match next(3) {
+                    0 if at < doc.len() => doc[at] = c,
+                    1 if at < doc.len() => {
+                        doc.remove(at);
+                    }
+                    _ => doc.insert(at, c),
+                }
+            }
+            let theirs = serde_json::from_slice::<serde_json::Value>(&doc);
+            if theirs.as_ref().is_err_and(|e| e.to_string().contains("number out of range")) {
+                continue; // serde_json refuses floats beyond f64; we keep the text
+            }
+            let ours = parse(&doc);
+            let shown = alloc::string::String::from_utf8_lossy(&doc).into_owned();
+            assert_eq!(ours.is_ok(), theirs.is_ok(), "{shown:?}: ours {ours:?}, serde_json {theirs:?}");
+            // The reference walk (its own paths for strings and targets) judges the same.
+            assert_eq!(for_each_reference(&doc, &mut |_, _| true).is_ok(), ours.is_ok(), "{shown:?}");
+            if let (Ok(v), Ok(t)) = (ours, theirs) {
+                let again: serde_json::Value = serde_json::from_str(&v.to_string()).unwrap();
+                assert_eq!(again, t, "{shown:?}");
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        assert!(accepted > 1000 && rejected > 1000, "{accepted} accepted, {rejected} rejected");
     }
 }
