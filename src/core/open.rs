@@ -374,26 +374,23 @@ async fn detect_in<C: HttpClient>(
 fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
     let members = consolidated::v2(text).map_err(|e| e.at(&place.file(".zmetadata")))?;
     let node = place.node();
+    // First what each node lacks, then the documents: of a URL given twice `Known` keeps the
+    // later, so a document held wins over "absent".
     let mut docs: Vec<(String, Option<Vec<u8>>)> = Vec::new();
-    let mut nodes: Vec<String> = Vec::new();
+    let mut held: Vec<(String, Option<Vec<u8>>)> = Vec::new();
     for (key, doc) in members {
         let (path, file) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
-        if matches!(file, ".zarray" | ".zgroup") && !nodes.iter().any(|n| n == path) {
-            nodes.push(String::from(path));
-        }
-        docs.push((join(&node, &key), Some(doc.into_bytes())));
-    }
-    for path in nodes {
-        for file in ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"] {
-            let url = join(&join(&node, &path), file);
-            if path.is_empty() && file == ".zmetadata" {
-                continue;
-            }
-            if !docs.iter().any(|(u, _)| *u == url) {
-                docs.push((url, None));
+        if matches!(file, ".zarray" | ".zgroup") {
+            let dir = join(&node, path);
+            for file in ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"] {
+                if !(path.is_empty() && file == ".zmetadata") {
+                    docs.push((join(&dir, file), None));
+                }
             }
         }
+        held.push((join(&node, &key), Some(doc.into_bytes())));
     }
+    docs.append(&mut held);
     store.set_known(Some(Rc::new(Known::new(docs))));
     Ok(())
 }

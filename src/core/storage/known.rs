@@ -61,7 +61,8 @@ impl Known {
                 "zarr.json" => node_is_array(doc),
                 _ => continue,
             };
-            if !out.iter().any(|(n, _)| n == name) {
+            // A child's documents are neighbours in URL order (they share "<node>/<name>/").
+            if out.last().is_none_or(|(n, _)| n != name) {
                 out.push((String::from(name), array));
             }
         }
@@ -74,5 +75,31 @@ impl Known {
 
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn children_once_each_and_a_held_document_over_an_absent_one() {
+        let doc = |t: &str| Some(t.as_bytes().to_vec());
+        let k = Known::new(alloc::vec![
+            (String::from("n/a/.zattrs"), None),
+            (String::from("n/b/zarr.json"), doc(r#"{"node_type":"group"}"#)),
+            (String::from("n/a/.zarray"), doc("{}")),
+            (String::from("n/a/.zattrs"), doc("{}")),
+            (String::from("n/a-b/zarr.json"), doc(r#"{"node_type":"array"}"#)),
+            (String::from("n/a/c/zarr.json"), doc(r#"{"node_type":"array"}"#)),
+            (String::from("n/a/.zgroup"), None),
+        ]);
+        let names: Vec<(String, bool)> = k.children_of("n");
+        let want = [("a-b", true), ("a", true), ("b", false)].map(|(n, a)| (String::from(n), a));
+        assert_eq!(names, want);
+        assert_eq!(k.get("n/a/.zattrs"), Some(Some(Rc::new(b"{}".to_vec()))));
+        assert_eq!(k.get("n/a/.zgroup?x=1"), Some(None));
+        assert_eq!(k.get("n/c/zarr.json"), None);
+        assert_eq!(k.children_of("n/a"), [(String::from("c"), true)]);
     }
 }
