@@ -20,9 +20,9 @@
 //                      with Retry-After: 0, 500, a reset before the answer, a body cut short
 //                      (connection closed mid-body), a 206 for other bytes than asked (honest
 //                      Content-Range), a stall (headers and half the body, then nothing until the
-//                      client gives up). One request (path + range) meets at most 3 faults in a
-//                      row and at most one wrong range, so a client retrying 5 times always
-//                      gets through; the fault log is in `GET /__log` (entry.fault).
+//                      client gives up). One request (path + range) meets at most 3 faults in
+//                      all and at most one wrong range, so a client retrying 5 times always
+//                      gets through, whoever else asks the same; the fault log is in `GET /__log` (entry.fault).
 //   silent             never answers (the connection stays open until the client gives up)
 //   always-truncated   every GET body is cut short: half of it, then the connection closes
 //   bad-content-range  206 answers whose body is shifted one byte on, with a Content-Range a
@@ -205,7 +205,9 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
   const roots = parseRoots(root);
   const log = [];
   const link = makeLink(linkSpec);
-  // Faults per request (path + range): [in a row, had a wrong range].
+  // Faults per request (path + range): [how many in all, had a wrong range]. In all, not in a
+  // row: another client's success for the same request must not give this one more faults
+  // than its retries can take (concurrent opens of one Icechunk repository all read `repo`).
   const streaks = new Map();
   let seed = 0x2545f491;
   const random = () => {
@@ -217,10 +219,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
   };
   const pickFault = (rate, key, ranged) => {
     const [run, hadWrong] = streaks.get(key) ?? [0, false];
-    if (run >= 3 || random() >= rate) {
-      streaks.set(key, [0, hadWrong]);
-      return null;
-    }
+    if (run >= 3 || random() >= rate) return null;
     let f = FAULTS[Math.floor(random() * FAULTS.length)];
     if (f === "wrong-range" && (hadWrong || !ranged)) f = "500";
     streaks.set(key, [run + 1, hadWrong || f === "wrong-range"]);
