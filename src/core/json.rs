@@ -586,14 +586,18 @@ pub struct Fields<'a> {
     raw: Vec<(Cow<'a, str>, Range<usize>)>,
 }
 
-impl Fields<'_> {
+impl<'a> Fields<'a> {
     /// The span in the document of member `k` kept raw (the last one of that name).
     pub fn span(&self, k: &str) -> Option<Range<usize>> {
         self.raw.iter().rev().find(|(key, _)| key == k).map(|(_, r)| r.clone())
     }
     /// The text of member `k` kept raw (the last one of that name).
     pub fn raw(&self, k: &str) -> Option<Raw> {
-        self.text.get(self.span(k)?).map(|t| Raw(String::from(t)))
+        self.raw_text(k).map(|t| Raw(String::from(t)))
+    }
+    /// The same, borrowed from the document.
+    pub fn raw_text(&self, k: &str) -> Option<&'a str> {
+        self.text.get(self.span(k)?)
     }
     /// Every member kept raw, in document order: name and text.
     pub fn raw_members(&self) -> impl Iterator<Item = (&str, &str)> {
@@ -629,6 +633,26 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
     };
     let Some(text) = walk(text, &mut member)? else { return Ok(None) };
     Ok(Some(Fields { text, object, raw }))
+}
+
+/// The first member named `name` of the top-level object of `text`, when it is a string: the
+/// walk stops there (a node's `node_type` without reading its attributes). `None` for anything
+/// else, an invalid document included.
+pub fn first_str<'a>(text: &'a [u8], name: &str) -> Option<Cow<'a, str>> {
+    let mut found = None;
+    let mut member = |key: Cow<'a, str>, p: &mut Parser<'a>| {
+        if key != name {
+            p.skip(1)?;
+            return Ok(true);
+        }
+        p.ws();
+        if p.peek() == Some(b'"') {
+            found = Some(p.string()?);
+        }
+        Ok(false)
+    };
+    walk(text, &mut member).ok()?;
+    found
 }
 
 /// A member of a reference map (kerchunk's `refs`), borrowed from the text where it can be:
@@ -1436,6 +1460,16 @@ mod tests {
         assert_eq!(seen[1], "b other [\"u\",18446744073709551615,1]");
         assert_eq!(seen[2], "c target u Some((0, 0))");
         assert!(for_each_reference(br#"{"a": ["u", 01, 2]}"#, &mut |_, _| true).is_err());
+    }
+
+    #[test]
+    fn first_str_stops_at_the_first_member_of_that_name() {
+        let doc = br#"{"attributes": {"node_type": "x"}, "node_type": "arr\u0061y", "node_type": "group"}"#;
+        assert_eq!(first_str(doc, "node_type").as_deref(), Some("array"));
+        assert_eq!(first_str(br#"{"node_type": 3}"#, "node_type"), None);
+        assert_eq!(first_str(br#"{"a": 1}"#, "node_type"), None);
+        assert_eq!(first_str(br#"["node_type", "array"]"#, "node_type"), None);
+        assert_eq!(first_str(br#"{"a": [1,, "node_type": "array"}"#, "node_type"), None);
     }
 
     /// Mutated documents: accepted and rejected as serde_json does, and read to the same values.

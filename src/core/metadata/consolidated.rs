@@ -24,17 +24,17 @@ fn members(text: &str, what: &str) -> Result<Vec<Member>> {
 pub fn v3(zarr_json: &[u8]) -> Result<Option<Vec<Member>>> {
     let keep = |k: &str| if k == "consolidated_metadata" { Keep::Raw } else { Keep::Skip };
     let Ok(Some(f)) = json::parse_object_with(zarr_json, keep) else { return Ok(None) };
-    let Some(raw) = f.raw("consolidated_metadata").filter(|r| r.is_object()) else { return Ok(None) };
+    let Some(raw) = f.raw_text("consolidated_metadata").filter(|t| t.starts_with('{')) else { return Ok(None) };
     let keep = |k: &str| if k == "metadata" { Keep::Raw } else { Keep::Parse };
     let what = "consolidated_metadata";
-    let cm = json::parse_object_with(raw.as_str().as_bytes(), keep)
+    let cm = json::parse_object_with(raw.as_bytes(), keep)
         .map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))?
         .ok_or_else(|| invalid(format!("{what} must be an object")))?;
     if cm.object.get("kind").and_then(Value::as_str).is_some_and(|k| k != "inline") {
         return Ok(None);
     }
-    let Some(metadata) = cm.raw("metadata").filter(|r| r.is_object()) else { return Ok(None) };
-    let list = members(metadata.as_str(), "consolidated_metadata.metadata")?;
+    let Some(metadata) = cm.raw_text("metadata").filter(|t| t.starts_with('{')) else { return Ok(None) };
+    let list = members(metadata, "consolidated_metadata.metadata")?;
     Ok(Some(list.into_iter().map(|(path, doc)| (format!("{}/zarr.json", path.trim_matches('/')), doc)).collect()))
 }
 
@@ -49,8 +49,8 @@ pub fn v2(zmetadata: &[u8]) -> Result<Vec<Member>> {
         Some(1) => {}
         other => return Err(invalid(format!(".zmetadata: zarr_consolidated_format must be 1, found {other:?}"))),
     }
-    let metadata = f.raw("metadata").filter(|r| r.is_object()).ok_or_else(|| invalid(".zmetadata needs a metadata object"))?;
-    members(metadata.as_str(), ".zmetadata metadata")
+    let metadata = f.raw_text("metadata").filter(|t| t.starts_with('{')).ok_or_else(|| invalid(".zmetadata needs a metadata object"))?;
+    members(metadata, ".zmetadata metadata")
 }
 
 #[cfg(test)]

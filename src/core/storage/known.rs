@@ -7,9 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 fn node_is_array(doc: &[u8]) -> bool {
-    use crate::core::json::{self, Keep, Value};
-    let keep = |k: &str| if k == "node_type" { Keep::Parse } else { Keep::Skip };
-    matches!(json::parse_object_with(doc, keep), Ok(Some(f)) if f.object.get("node_type").and_then(Value::as_str) == Some("array"))
+    crate::core::json::first_str(doc, "node_type").is_some_and(|t| t == "array")
 }
 
 #[derive(Debug, Default)]
