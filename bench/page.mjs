@@ -46,7 +46,7 @@ const LIBS = {
   zarrita: (tuned) => ({
     async open(url) {
       let store;
-      if (/\.zip$/.test(url)) {
+      if (/\.(zip|ozx)$/.test(url)) {
         // A stored zip of the store (`--layout zip`): zarrita's own zip store.
         store = await zarr.ZipFileStore.fromUrl(url);
         if (tuned) store = zarr.withRangeCoalescing(store);

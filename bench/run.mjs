@@ -21,6 +21,8 @@
 //   --no-save         print only
 //   --layout zip      read each dataset from a stored zip of it (bench/zip.mjs; zarrita through
 //                     its ZipFileStore) instead of its directory
+//   --layout ozx      the same stored zips named <dataset>.ozx (RFC-9's layout: the root zarr.json
+//                     first), which shardfetch reads with the archive's start beside its end
 //   --layout icechunk read each dataset from an Icechunk repository holding it, branch main
 //                     (bench/generate_icechunk.py: bench/data-icechunk/<name>.icechunk, the array
 //                     at path <name>, its shards byte for byte); shardfetch opens the repository's
@@ -98,7 +100,7 @@ function parseArgs(argv) {
   }
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
   if (!["all", "table", "decoders"].includes(o.part)) throw new Error("--part must be table, decoders or all");
-  if (!["plain", "zip", "icechunk"].includes(o.layout)) throw new Error("--layout must be plain, zip or icechunk");
+  if (!["plain", "zip", "ozx", "icechunk"].includes(o.layout)) throw new Error("--layout must be plain, zip, ozx or icechunk");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) {
@@ -166,6 +168,7 @@ const readsPlain = (layout, lib) => layout === "icechunk" && lib.startsWith("zar
 /** The URL `lib` opens for `dataset` and the options it opens it with (shardfetch's only). */
 function target(opt, base, lib, dataset) {
   if (opt.layout === "zip") return { url: `${base}/data/${dataset}.zarr.zip` };
+  if (opt.layout === "ozx") return { url: `${base}/data/${dataset}.ozx` };
   if (opt.layout === "icechunk" && !readsPlain(opt.layout, lib)) {
     return { url: `${base}/data-icechunk/${dataset}.icechunk`, openOptions: { store: "icechunk", path: dataset } };
   }
@@ -337,7 +340,12 @@ async function main() {
   const opt = parseArgs(process.argv.slice(2));
   const pkgDir = opt.pkg ?? path.join(repo, "pkg");
   ensureData();
-  if (opt.layout === "zip") for (const d of opt.datasets) zipStore(path.join(dataDir, d), path.join(dataDir, `${d}.zarr.zip`));
+  if (opt.layout === "zip" || opt.layout === "ozx") {
+    for (const d of opt.datasets) {
+      const zip = zipStore(path.join(dataDir, d), path.join(dataDir, `${d}.zarr.zip`));
+      if (opt.layout === "ozx" && !fs.existsSync(path.join(dataDir, `${d}.ozx`))) fs.copyFileSync(zip, path.join(dataDir, `${d}.ozx`));
+    }
+  }
   if (opt.layout === "icechunk" && opt.part !== "decoders") {
     ensureIcechunk(opt.datasets);
     const plain = opt.libs.filter((l) => readsPlain(opt.layout, l));

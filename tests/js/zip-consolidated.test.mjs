@@ -211,6 +211,77 @@ test(".ozx: the archive comment's OME version is exposed; levels open through op
   ms.close();
 });
 
+/** A ZIP64 `zip` with a stored entry of `pad` zero bytes appended after its entries (RFC-9's
+ * layout kept: the zarr.json documents stay first). */
+function padZip64End(zip, pad) {
+  const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+  const locator = eocd - 20;
+  assert.equal(zip.readUInt32LE(locator), 0x07064b50, "a ZIP64 archive");
+  const record = Number(zip.readBigUInt64LE(locator + 8));
+  const cdOffset = Number(zip.readBigUInt64LE(record + 48));
+  const cdSize = Number(zip.readBigUInt64LE(record + 40));
+  const name = Buffer.from("padding.bin");
+  const local = Buffer.alloc(30);
+  local.writeUInt32LE(0x04034b50, 0);
+  local.writeUInt16LE(20, 4);
+  local.writeUInt32LE(zlib.crc32(Buffer.alloc(pad)) >>> 0, 14);
+  local.writeUInt32LE(pad, 18);
+  local.writeUInt32LE(pad, 22);
+  local.writeUInt16LE(name.length, 26);
+  const central = Buffer.alloc(46);
+  central.writeUInt32LE(0x02014b50, 0);
+  central.writeUInt16LE(20, 4);
+  central.writeUInt16LE(20, 6);
+  local.copy(central, 16, 14, 26); // crc and both sizes
+  central.writeUInt16LE(name.length, 28);
+  central.writeUInt32LE(cdOffset, 42);
+  const shift = 30 + name.length + pad;
+  const grow = 46 + name.length;
+  const tail = Buffer.from(zip.subarray(record));
+  const r = 0;
+  const l = locator - record;
+  const e = eocd - record;
+  tail.writeBigUInt64LE(tail.readBigUInt64LE(r + 24) + 1n, r + 24);
+  tail.writeBigUInt64LE(tail.readBigUInt64LE(r + 32) + 1n, r + 32);
+  tail.writeBigUInt64LE(BigInt(cdSize + grow), r + 40);
+  tail.writeBigUInt64LE(BigInt(cdOffset + shift), r + 48);
+  tail.writeBigUInt64LE(BigInt(record + shift + grow), l + 8);
+  tail.writeUInt16LE(tail.readUInt16LE(e + 8) + 1, e + 8);
+  tail.writeUInt16LE(tail.readUInt16LE(e + 10) + 1, e + 10);
+  tail.writeUInt32LE(cdSize + grow, e + 12);
+  tail.writeUInt32LE(cdOffset + shift, e + 16);
+  return Buffer.concat([zip.subarray(0, cdOffset), local, name, Buffer.alloc(pad), zip.subarray(cdOffset, cdOffset + cdSize), central, name, tail]);
+}
+
+test(".ozx larger than the first read: its start is read beside its end, and its zarr.json documents cost no request", async () => {
+  const big = path.join(tmp, "big.ozx");
+  fs.writeFileSync(big, padZip64End(fs.readFileSync(path.join(data, "containers/image.ozx")), 600 << 10));
+  const url = `${base}/tmp/big.ozx`;
+  const { out, log } = await requests(async () => {
+    const ms = await api.openMultiscale(url);
+    const level = ms.levels[0].array;
+    const chunk = await level.getChunk(level.shape.map(() => 0));
+    const n = server.log.length;
+    const all = await level.get(level.shape.map(() => null));
+    ms.close();
+    return { chunk, n, all };
+  });
+  // The start and the end at once; the zarr.json documents (the root's, then each level's) come
+  // with the start, and so does everything else of this small image (its entries lie in the
+  // first 64 KiB, the padding after them): nothing more is asked for. As plain objects the
+  // same first chunk costs three requests one after another (zarr.json, shard index, chunk).
+  const first = log.slice(0, out.n);
+  assert.deepEqual(first.sort(), ["GET /tmp/big.ozx bytes=-131072", "GET /tmp/big.ozx bytes=0-65535"], log.join("\n"));
+  assert.equal(log.length, 2, log.join("\n"));
+  // Every value read through the padded archive is the original archive's.
+  const plain = await api.openMultiscale(`${base}/fixtures/containers/image.ozx`);
+  const a0 = plain.levels[0].array;
+  const want = await a0.get(a0.shape.map(() => null));
+  assert.deepEqual(Array.from(out.all.data), Array.from(want.data));
+  plain.close();
+  // A .zip is not read that way: its start holds no promise (zp3_group.zip: one request).
+});
+
 test("pasted URLs: |zip: pipelines, zarr3:// prefixes; n5:// and unknown stages are UnsupportedFormat", async () => {
   const zip = `${base}/fixtures/containers/zp3_group.zip`;
   const a = await api.openArray(`${zip}|zip:sharded_u16|zarr3:`);

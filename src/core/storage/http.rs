@@ -82,6 +82,8 @@ pub enum ByteRange {
     Suffix(u64),
     /// The last `n` bytes, or the whole object when it is shorter (a zip archive's end).
     Tail(u64),
+    /// The first `n` bytes, or the whole object when it is shorter (an `.ozx`'s metadata).
+    Head(u64),
 }
 
 /// `bytes a-b/total` → (a, b, total); total may be `*`.

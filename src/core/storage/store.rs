@@ -324,6 +324,7 @@ impl Store {
                 let n = n.min(*size);
                 (offset + size - n, n)
             }
+            (Place::Range { offset, len: size, .. }, ByteRange::Head(n)) => (*offset, n.min(*size)),
         };
         let Place::Range { url: outer, len: size, .. } = place else { return Ok(Inside::Missing) };
         Ok(Inside::Range { url: outer, range: ByteRange::Range { offset, len }, size: Some(size) })
@@ -892,10 +893,13 @@ impl Store {
                 }
             }
             ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
-            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len).await,
-            ByteRange::Suffix(0) | ByteRange::Tail(0) => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
+            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len, false).await,
+            ByteRange::Suffix(0) | ByteRange::Tail(0) | ByteRange::Head(0) => {
+                Ok(Some(RangeRead { bytes: Vec::new(), object_size: None }))
+            }
             ByteRange::Suffix(n) => self.read_suffix(c, url, n, false).await,
             ByteRange::Tail(n) => self.read_suffix(c, url, n, true).await,
+            ByteRange::Head(n) => self.read_range(c, url, 0, n, true).await,
         }
     }
 
@@ -959,12 +963,15 @@ impl Store {
         if n == 0 {
             return Ok(Some(RangeRead { bytes: Vec::new(), object_size: Some(size) }));
         }
-        let f = self.read_range(c, url, size - n, n).await?;
+        let f = self.read_range(c, url, size - n, n, false).await?;
         Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
     }
 
-    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64) -> Result<Option<RangeRead>> {
+    /// `len` bytes at `offset`; `at_most` (a head read, at 0): fewer when the object ends sooner,
+    /// the answer's length its end unless a visible `Content-Range` says otherwise.
+    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64, at_most: bool) -> Result<Option<RangeRead>> {
         let last = offset.checked_add(len - 1).ok_or_else(|| short(url, "range overflows"))?;
+        let range = if at_most { ByteRange::Head(len) } else { ByteRange::Range { offset, len } };
         // An answer that is not the range asked for is asked for once more, then an error:
         // never data.
         let mut tries = 0;
@@ -973,26 +980,32 @@ impl Store {
             let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len))).await?;
             let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
-                Status::Whole => return self.keep_whole(url, r.body, ByteRange::Range { offset, len }).map(Some),
+                Status::Whole => return self.keep_whole(url, r.body, range).map(Some),
                 Status::Partial => {
                     // A Content-Range the client can see must name exactly the bytes asked for
                     // (where a browser hides it, the body's length is all there is to check).
+                    let got = r.body.len() as u64;
+                    let end = if at_most && got < len { got } else { len };
                     let cr = r.content_range.as_deref().map(|v| (v, parse_content_range(v)));
                     match cr {
                         Some((v, None)) => format!("malformed Content-Range {v:?}"),
                         Some((_, Some((a, b, total))))
-                            if a != offset || b != last || total.is_some_and(|t| t <= last) =>
+                            if a != offset
+                                || b.checked_add(1) != Some(offset + end)
+                                || total.is_some_and(|t| t < offset + end || (end < len && t != offset + end)) =>
                         {
                             format!("asked for bytes {offset}-{last}, the answer says {a}-{b}/{total:?}")
                         }
-                        _ if r.body.len() as u64 != len => {
-                            format!("asked for {len} bytes at {offset}, got {}", r.body.len())
-                        }
+                        _ if got != end || got == 0 => format!("asked for {len} bytes at {offset}, got {got}"),
                         _ => {
-                            let size = cr.and_then(|c| c.1).and_then(|c| c.2);
+                            let size = cr.and_then(|c| c.1).and_then(|c| c.2).or((end < len).then_some(end));
                             return Ok(Some(RangeRead { bytes: r.body, object_size: size }));
                         }
                     }
+                }
+                // An empty object has no first byte to give.
+                Status::Refused if r.status == 416 && at_most => {
+                    return Ok(Some(RangeRead { bytes: Vec::new(), object_size: Some(0) }))
                 }
                 Status::Refused if r.status == 416 => {
                     return Err(short(url, &format!("bytes {offset}-{last} lie beyond the end of the object")))
@@ -1113,6 +1126,7 @@ fn slice_whole(url: &str, whole: &[u8], range: ByteRange) -> Result<RangeRead> {
             (size - n, size)
         }
         ByteRange::Tail(n) => (size - n.min(size), size),
+        ByteRange::Head(n) => (0, n.min(size)),
     };
     if b > size {
         return Err(short(url, &format!("bytes {a}..{b} lie beyond the end of the {size}-byte object")));

@@ -19,6 +19,9 @@ use alloc::vec::Vec;
 /// Bytes of the first (suffix) read: the end record with the longest comment and the ZIP64
 /// records, and a directory of about a thousand entries.
 const FIRST_READ: u64 = 128 << 10;
+/// Bytes of an `.ozx`'s start, read beside its end: where RFC-9 puts the `zarr.json` documents
+/// (the root first, the others breadth-first).
+const HEAD_READ: u64 = 64 << 10;
 
 const EOCD: u32 = 0x0605_4b50;
 const ZIP64_LOCATOR: u32 = 0x0706_4b50;
@@ -59,8 +62,8 @@ pub struct Directory {
     pub zip64: bool,
     /// Size of the archive.
     pub size: u64,
-    /// The whole archive, when the first read held it.
-    pub whole: Option<Rc<Vec<u8>>>,
+    /// The archive's first bytes, when read (all of them when the first read held it).
+    pub front: Option<Rc<Vec<u8>>>,
 }
 
 impl Directory {
@@ -69,7 +72,16 @@ impl Directory {
     }
 
     fn nbytes(d: &Directory) -> usize {
-        256 + d.entries.iter().map(|e| 96 + e.name.len()).sum::<usize>() + d.whole.as_ref().map_or(0, |w| w.len())
+        256 + d.entries.iter().map(|e| 96 + e.name.len()).sum::<usize>() + d.front.as_ref().map_or(0, |w| w.len())
+    }
+
+    /// Bytes `a..b` of the archive when its first bytes hold them.
+    fn in_front(&self, a: u64, b: u64) -> Option<&[u8]> {
+        self.front.as_ref()?.get(usize::try_from(a).ok()?..usize::try_from(b).ok()?)
+    }
+
+    fn whole(&self) -> bool {
+        self.front.as_ref().is_some_and(|f| f.len() as u64 == self.size)
     }
 }
 
@@ -237,6 +249,8 @@ pub struct Archive {
     pub prefix: String,
     /// Its directory, once read: kept here too, for the stores of every node opened in it.
     read: core::cell::RefCell<Option<Rc<Directory>>>,
+    /// Read the start beside the end (an `.ozx`: its metadata is there).
+    head_too: bool,
 }
 
 impl PartialEq for Archive {
@@ -266,7 +280,8 @@ pub(super) fn key_under<'a>(prefix: &str, url: &'a str) -> Option<&'a str> {
 impl Archive {
     pub fn new(url: &str) -> Archive {
         let (base, _) = super::split_url(url);
-        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None) }
+        let head_too = base.to_ascii_lowercase().ends_with(".ozx");
+        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None), head_too }
     }
 
     /// The entry name of an object URL under this archive.
@@ -291,10 +306,17 @@ impl Archive {
     async fn read_directory<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Directory>> {
         let url = self.url.clone();
         let work = || async {
-            let tail = store
-                .read_object(c, &url, ByteRange::Tail(FIRST_READ))
-                .await?
-                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no zip archive here)")))?;
+            let end = store.read_object(c, &url, ByteRange::Tail(FIRST_READ));
+            // An .ozx's start too, at the same time: its zarr.json documents then cost no
+            // request (RFC-9 puts them first). Only a hint: a failed read is not an error.
+            let (tail, head) = if self.head_too {
+                let start = store.read_object(c, &url, ByteRange::Head(HEAD_READ));
+                let (tail, head) = futures_util::future::join(end, start).await;
+                (tail, head.ok().flatten())
+            } else {
+                (end.await, None)
+            };
+            let tail = tail?.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no zip archive here)")))?;
             let size = tail.object_size.unwrap_or(tail.bytes.len() as u64);
             let tail_at = size.saturating_sub(tail.bytes.len() as u64);
             let (cd_offset, cd_size, entries, comment, zip64) = find_directory(&url, &tail.bytes, tail_at, size)?;
@@ -307,8 +329,9 @@ impl Archive {
                     .bytes,
             };
             let entries = parse_directory(&url, &cd, cd_offset, entries, zip64)?;
-            let whole = (tail_at == 0).then(|| Rc::new(tail.bytes));
-            Ok(Directory { entries, comment, zip64, size, whole })
+            let head = head.filter(|h| h.object_size.is_none_or(|n| n == size)).map(|h| h.bytes);
+            let front = if tail_at == 0 { Some(tail.bytes) } else { head };
+            Ok(Directory { entries, comment, zip64, size, front: front.map(Rc::new) })
         };
         store.memo(c, &self.url, alloc::vec![KEY_INDEX], Directory::nbytes, work).await
     }
@@ -339,25 +362,33 @@ impl Archive {
         }
         let data = match e.data {
             Some(d) => d,
-            None => self.data_offset(store, c, e).await?,
+            None => self.data_offset(store, c, e, &dir).await?,
         };
-        if let Some(w) = &dir.whole {
-            let b = w.get(data as usize..(data + e.size) as usize).ok_or_else(|| corrupt(&self.url, "an entry past the end"))?;
+        if let Some(b) = dir.in_front(data, data.saturating_add(e.size)) {
             return Ok(Place::Bytes(Rc::new(b.to_vec())));
+        }
+        if dir.whole() {
+            return Err(corrupt(&self.url, "an entry past the end"));
         }
         Ok(Place::Range { url: self.url.clone(), offset: data, len: e.size })
     }
 
     /// The data offset of an entry whose layout did not show it: from its local header.
-    async fn data_offset<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry) -> Result<u64> {
+    async fn data_offset<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry, dir: &Directory) -> Result<u64> {
         let header = e.header;
         let url = self.url.clone();
         let work = || async {
-            let h = store
-                .read_object(c, &url, ByteRange::Range { offset: header, len: 30 })
-                .await?
-                .ok_or_else(|| corrupt(&url, "the archive went missing"))?;
-            let b = &h.bytes;
+            let h = match dir.in_front(header, header.saturating_add(30)).map(<[u8]>::to_vec) {
+                Some(b) => b,
+                None => {
+                    store
+                        .read_object(c, &url, ByteRange::Range { offset: header, len: 30 })
+                        .await?
+                        .ok_or_else(|| corrupt(&url, "the archive went missing"))?
+                        .bytes
+                }
+            };
+            let b = &h;
             if u32_at(b, 0) != Some(LOCAL) {
                 return Err(corrupt(&url, format!("no local header at {header}")));
             }
@@ -379,11 +410,11 @@ impl Archive {
         }
         let url = self.url.clone();
         let e = e.clone();
-        let whole = dir.whole.clone();
         let work = || async {
             let len = e.end - e.header;
-            let raw = match &whole {
-                Some(w) => w.get(e.header as usize..e.end as usize).map(|b| b.to_vec()),
+            let raw = match dir.in_front(e.header, e.end).map(<[u8]>::to_vec) {
+                Some(b) => Some(b),
+                None if dir.whole() => None,
                 None => store.read_object(c, &url, ByteRange::Range { offset: e.header, len }).await?.map(|r| r.bytes),
             };
             let raw = raw.ok_or_else(|| corrupt(&url, "an entry past the end"))?;
@@ -469,6 +500,94 @@ mod tests {
         let a = &entries[0];
         let at = a.data.unwrap() as usize;
         assert_eq!(&z[at..at + 5], b"hello");
+    }
+
+    /// One object, answered as `how` says; every request's range logged.
+    struct Answer {
+        body: Vec<u8>,
+        how: &'static str,
+        log: core::cell::RefCell<Vec<Option<String>>>,
+    }
+
+    impl HttpClient for Answer {
+        async fn send(&self, req: crate::core::storage::Request<'_>) -> Result<crate::core::storage::Response> {
+            use crate::core::storage::Response;
+            self.log.borrow_mut().push(req.range.clone());
+            let n = self.body.len();
+            let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
+                return Ok(Response { status: 200, body: self.body.clone(), ..Default::default() });
+            };
+            let (a, b) = spec.split_once('-').unwrap();
+            let (a, b) = match a.parse::<usize>() {
+                Ok(a) => (a, b.parse::<usize>().unwrap().min(n - 1)),
+                Err(_) => (n.saturating_sub(b.parse().unwrap()), n - 1),
+            };
+            let part = self.body[a..=b].to_vec();
+            let cr = |s: String| Some(s);
+            Ok(match self.how {
+                "whole" => Response { status: 200, body: self.body.clone(), ..Default::default() },
+                "empty" => Response { status: 416, ..Default::default() },
+                "hidden" => Response { status: 206, body: part, ..Default::default() },
+                "lying" => Response { status: 206, content_range: cr(format!("bytes {a}-{}/{}", b + 1, n + 1)), body: part, ..Default::default() },
+                _ => Response { status: 206, content_range: cr(format!("bytes {a}-{b}/{n}")), body: part, ..Default::default() },
+            })
+        }
+    }
+
+    fn answer(body: &[u8], how: &'static str) -> Answer {
+        Answer { body: body.to_vec(), how, log: core::cell::RefCell::default() }
+    }
+
+    #[test]
+    fn a_head_read_is_the_first_bytes_or_a_shorter_object_never_other_bytes() {
+        use crate::core::storage::{Config, Store};
+        use futures_executor::block_on;
+        let body: Vec<u8> = (0..100u8).collect();
+        let head = |how, n| {
+            let c = answer(&body, how);
+            let got = block_on(Store::new(Config::default()).read_object(&c, "https://h/x.ozx", ByteRange::Head(n)));
+            (got.map(|r| r.map(|r| (r.bytes, r.object_size))), c.log.into_inner())
+        };
+        let (got, log) = head("honest", 10);
+        assert_eq!(got.unwrap(), Some(((0..10).collect(), Some(100))));
+        assert_eq!(log, [Some(String::from("bytes=0-9"))]);
+        assert_eq!(head("honest", 1000).0.unwrap(), Some((body.clone(), Some(100))));
+        // Where the browser hides Content-Range, a shorter body is the object's end.
+        assert_eq!(head("hidden", 1000).0.unwrap(), Some((body.clone(), Some(100))));
+        assert_eq!(head("hidden", 10).0.unwrap(), Some(((0..10).collect(), None)));
+        assert_eq!(head("whole", 10).0.unwrap(), Some(((0..10).collect(), Some(100))));
+        assert_eq!(head("empty", 10).0.unwrap(), Some((Vec::new(), Some(0))));
+        // A Content-Range that names other bytes: asked once more, then an error.
+        let (got, log) = head("lying", 10);
+        assert_eq!(got.unwrap_err().code, ErrorCode::CorruptShard);
+        assert_eq!(log.len(), 2);
+    }
+
+    #[test]
+    fn an_ozx_start_is_read_beside_its_end_and_a_zip_start_is_not() {
+        use crate::core::storage::{Config, Store};
+        use futures_executor::block_on;
+        let big = alloc::vec![0u8; 200 << 10];
+        let z = zip(&[("zarr.json", b"{\"node_type\":\"group\"}"), ("pad", &big)], "");
+        // The .ozx: both ends at once, its zarr.json from the start; the .zip: its end, then the
+        // document as a range.
+        for (url, reads) in [("https://h/i.ozx", ["bytes=-131072", "bytes=0-65535"]), ("https://h/i.zip", ["bytes=-131072", "bytes=39-59"])] {
+            let c = answer(&z, "honest");
+            let store = Store::new(Config::default());
+            let archive = Archive::new(url);
+            let place = block_on(archive.place(&store, &c, "zarr.json")).unwrap();
+            let doc = match place {
+                Place::Bytes(b) => b.to_vec(),
+                Place::Range { offset, len, .. } => {
+                    block_on(store.read_object(&c, url, ByteRange::Range { offset, len })).unwrap().unwrap().bytes
+                }
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(doc, b"{\"node_type\":\"group\"}");
+            let mut log: Vec<String> = c.log.borrow().iter().flatten().cloned().collect();
+            log.sort();
+            assert_eq!(log, reads, "{url}");
+        }
     }
 
     #[test]
