@@ -280,6 +280,19 @@ test(".ozx larger than the first read: its start is read beside its end, and its
   assert.deepEqual(Array.from(out.all.data), Array.from(want.data));
   plain.close();
   // A .zip is not read that way: its start holds no promise (zp3_group.zip: one request).
+
+  // A server that ignores Range: the start's read is a hint and stops at its 64 KiB (TooLarge,
+  // ignored); the end's brings the whole archive, once for every level's store (the directory
+  // they share keeps it), and every value is still the writer's.
+  const { out: again, log: log2 } = await requests(async () => {
+    const ms = await api.openMultiscale(`${base}/__mode/ignore-range/tmp/big.ozx`);
+    const a = ms.levels[0].array;
+    const all = await a.get(a.shape.map(() => null));
+    ms.close();
+    return all;
+  });
+  assert.deepEqual(Array.from(again.data), Array.from(want.data));
+  assert.deepEqual(log2.sort(), ["GET /__mode/ignore-range/tmp/big.ozx bytes=-131072", "GET /__mode/ignore-range/tmp/big.ozx bytes=0-65535"], log2.join("\n"));
 });
 
 test("pasted URLs: |zip: pipelines, zarr3:// prefixes; n5:// and unknown stages are UnsupportedFormat", async () => {

@@ -82,7 +82,8 @@ pub enum ByteRange {
     Suffix(u64),
     /// The last `n` bytes, or the whole object when it is shorter (a zip archive's end).
     Tail(u64),
-    /// The first `n` bytes, or the whole object when it is shorter (an `.ozx`'s metadata).
+    /// The first `n` bytes, or the whole object when it is shorter (an `.ozx`'s metadata); a
+    /// hint: a server that ignores the range and sends more is `TooLarge`, not read on.
     Head(u64),
 }
 

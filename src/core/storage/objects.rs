@@ -22,6 +22,8 @@ pub trait Objects {
     fn max_document(&self) -> u64;
     /// `range` of the object at `url` itself; `None` when it does not exist.
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
+    /// The whole object at `url` when a read of it brought all of it (a server ignoring Range).
+    fn whole_kept(&self, url: &str) -> Option<alloc::rc::Rc<Vec<u8>>>;
     /// The whole object at `url` as a document of at most `limit` bytes; `None` when absent.
     async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>>;
     /// A value computed from the object at `url` under `key`, cached within the store's byte

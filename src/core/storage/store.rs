@@ -465,8 +465,10 @@ impl Store {
         method: Method,
         url: &str,
         range: Option<(String, u64)>,
+        cap: Option<u64>,
     ) -> Result<Response> {
-        let limit = self.config.max_body.min(crate::core::error::MAX_ALLOC);
+        // `cap`: a read that is only a hint stops there even on a 200 (a server ignoring Range).
+        let limit = cap.unwrap_or(u64::MAX).min(self.config.max_body).min(crate::core::error::MAX_ALLOC);
         let (range, asked) = match range {
             Some((r, n)) => (Some(r), Some(n)),
             None => (None, None),
@@ -882,7 +884,7 @@ impl Store {
     async fn fetch<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         match range {
             ByteRange::Full => {
-                let r = self.send(c, Method::Get, url, None).await?;
+                let r = self.send(c, Method::Get, url, None, None).await?;
                 match classify(url, r.status, self.config.treat403_as_missing)? {
                     Status::Missing => Ok(None),
                     Status::Whole | Status::Partial => {
@@ -909,7 +911,7 @@ impl Store {
         let whole_range = if at_most { ByteRange::Tail(n) } else { ByteRange::Suffix(n) };
         let mut wrong = 0;
         while !self.no_suffix.get() {
-            let r = self.send(c, Method::Get, url, Some((format!("bytes=-{n}"), n))).await?;
+            let r = self.send(c, Method::Get, url, Some((format!("bytes=-{n}"), n)), None).await?;
             match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
                 Status::Whole => return self.keep_whole(url, r.body, whole_range).map(Some),
@@ -944,7 +946,7 @@ impl Store {
             }
             self.no_suffix.set(true);
         }
-        let h = self.send(c, Method::Head, url, None).await?;
+        let h = self.send(c, Method::Head, url, None, None).await?;
         match classify(url, h.status, self.config.treat403_as_missing)? {
             Status::Missing => return Ok(None),
             Status::Whole | Status::Partial => {}
@@ -977,7 +979,7 @@ impl Store {
         let mut tries = 0;
         loop {
             tries += 1;
-            let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len))).await?;
+            let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len)), at_most.then_some(len)).await?;
             let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
                 Status::Whole => return self.keep_whole(url, r.body, range).map(Some),
@@ -1095,6 +1097,9 @@ impl Objects for Store {
     }
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read_object(self, c, url, range).await
+    }
+    fn whole_kept(&self, url: &str) -> Option<Rc<Vec<u8>>> {
+        self.whole_held(url).filter(|_| self.range_ignored.get())
     }
     async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         Store::read_object_document(self, c, url, limit).await
