@@ -992,9 +992,10 @@ impl Store {
                     match cr {
                         Some((v, None)) => format!("malformed Content-Range {v:?}"),
                         Some((_, Some((a, b, total))))
+                            // Counted from `offset`: no sum that could overflow.
                             if a != offset
-                                || b.checked_add(1) != Some(offset + end)
-                                || total.is_some_and(|t| t < offset + end || (end < len && t != offset + end)) =>
+                                || b.checked_sub(a).and_then(|d| d.checked_add(1)) != Some(end)
+                                || total.is_some_and(|t| t.checked_sub(offset).is_none_or(|r| r < end || (end < len && r != end))) =>
                         {
                             format!("asked for bytes {offset}-{last}, the answer says {a}-{b}/{total:?}")
                         }
