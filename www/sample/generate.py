@@ -22,7 +22,6 @@ Regenerate:  python3 -m venv /tmp/venv-sample
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import json
 import shutil
 import sys
@@ -31,24 +30,10 @@ from pathlib import Path
 PINNED = {"zarr": "3.1.6", "numcodecs": "0.16.6", "numpy": "2.4.6"}
 
 
-def check_versions() -> dict:
-    bad = []
-    found = {}
-    for pkg, want in PINNED.items():
-        try:
-            have = md.version(pkg)
-        except md.PackageNotFoundError:
-            have = None
-        found[pkg] = have
-        if have != want:
-            bad.append(f"{pkg}: need {want}, found {have}")
-    if bad:
-        sys.stderr.write("generate.py refuses to run with unpinned versions:\n  " + "\n  ".join(bad) + "\n")
-        sys.exit(2)
-    return found
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "fixtures"))
+from fixture_common import check_versions  # noqa: E402
 
-
-VERSIONS = check_versions()
+VERSIONS = check_versions(PINNED, "www/sample/generate.py", "www/sample/requirements.txt")
 
 import numpy as np  # noqa: E402
 import zarr  # noqa: E402

@@ -27,16 +27,10 @@ from pathlib import Path
 PINNED = {"zarr": "3.1.6", "tensorstore": "0.1.86", "numpy": "2.4.6"}
 
 
-def have(pkg: str) -> str | None:
-    try:
-        return md.version(pkg)
-    except md.PackageNotFoundError:
-        return None
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "fixtures"))
+from fixture_common import check_versions  # noqa: E402
 
-
-bad = [f"{p}: need {v}, found {have(p)}" for p, v in PINNED.items() if have(p) != v]
-if bad:
-    sys.exit("generate_precomputed.py refuses to run with unpinned versions:\n  " + "\n  ".join(bad))
+check_versions(PINNED, "www/sample/generate_precomputed.py", "www/sample/requirements-precomputed.txt")
 
 import numpy as np  # noqa: E402
 import tensorstore as ts  # noqa: E402
