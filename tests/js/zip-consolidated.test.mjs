@@ -107,7 +107,7 @@ test("consolidated metadata is never wrong: a child it does not list is read fro
 
 const containerInfo = (p) => containers.containers.find((c) => c.path === p);
 
-test("a stored zip (zarr-python ZipStore): one request for the directory, then the chunks; neighbours merge", async () => {
+test("a stored zip (zarr-python ZipStore): its end and its start at once, then the chunks; neighbours merge", async () => {
   const info = containerInfo("containers/zp3_group.zip");
   const url = `${base}/fixtures/containers/zp3_group.zip`;
   const { out, log } = await requests(async () => {
@@ -116,32 +116,40 @@ test("a stored zip (zarr-python ZipStore): one request for the directory, then t
     const r = await a.get(a.shape.map(() => null));
     return { g, a, r };
   });
-  // The archive is small: the first (suffix) read holds all of it, and nothing else is asked for.
+  // The archive is small: the end's (suffix) read holds all of it; the start's, asked for at
+  // the same time, adds nothing here, and nothing else is asked for.
   assert.ok(info.size <= 128 << 10);
-  assert.deepEqual(log, ["GET /fixtures/containers/zp3_group.zip bytes=-131072"], log.join("\n"));
+  assert.deepEqual(log.sort(), ["GET /fixtures/containers/zp3_group.zip bytes=-131072", "GET /fixtures/containers/zp3_group.zip bytes=0-65535"], log.join("\n"));
   assert.equal(out.g.url, url);
   assert.ok(out.r.data.length > 0);
 });
 
-test("a zip larger than the first read: directory once, zarr.json and the shard index and chunks by range", async () => {
-  // A stored archive padded by a large entry ahead of the array, so that the array's entries lie
-  // outside the first read; zarr-python's layout otherwise.
-  const src = path.join(data, "containers/zp3_group.zip");
-  const big = path.join(tmp, "big.zip");
-  fs.writeFileSync(big, padZip(fs.readFileSync(src), 600 << 10));
-  const url = `${base}/tmp/big.zip`;
-  const { out, log } = await requests(async () => {
-    const a = await api.openArray(url, { path: "sharded_u16" });
-    const first = await a.getChunk(a.shape.map(() => 0));
-    const n = log0();
-    const all = await a.get(a.shape.map(() => null));
-    return { first, all, n };
-  });
-  const ranges = log.filter((l) => l.startsWith("GET /tmp/big.zip bytes="));
-  assert.equal(ranges.length, log.length, log.join("\n"));
-  // Cold first chunk: the end (directory), zarr.json, the shard index, the chunk.
-  assert.equal(out.n, 4, log.join("\n"));
-  assert.ok(out.all.data.length > 0);
+test("a zip larger than the first read: its zarr.json documents from its start, the shard index and chunks by range", async () => {
+  // zarr-python's layout (each node's zarr.json ahead of its chunks), the chunks pushed past the
+  // first reads by a large entry ahead of them.
+  const src = fs.readFileSync(path.join(data, "containers/zp3_group.zip"));
+  const cases = [
+    // Cold first chunk: both ends at once, the shard index, the chunk — plain's three plus one.
+    ["late-chunks.zip", padZip(src, 600 << 10, "sharded_u16/c/0/0"), 4],
+    // The documents not at the start either: the start's read served nothing, zarr.json by range.
+    ["late-all.zip", padZip(src, 600 << 10), 5],
+  ];
+  const want = await (await api.openArray(`${base}/fixtures/containers/zp3_group.zip`, { path: "sharded_u16" })).get([null, null]);
+  for (const [name, bytes, cold] of cases) {
+    fs.writeFileSync(path.join(tmp, name), bytes);
+    const url = `${base}/tmp/${name}`;
+    const { out, log } = await requests(async () => {
+      const a = await api.openArray(url, { path: "sharded_u16" });
+      const first = await a.getChunk(a.shape.map(() => 0));
+      const n = log0();
+      const all = await a.get(a.shape.map(() => null));
+      return { first, all, n };
+    });
+    const ranges = log.filter((l) => l.startsWith(`GET /tmp/${name} bytes=`));
+    assert.equal(ranges.length, log.length, log.join("\n"));
+    assert.equal(out.n, cold, `${name}\n${log.join("\n")}`);
+    assert.deepEqual(Array.from(out.all.data), Array.from(want.data), name);
+  }
 });
 
 let logAtMark = 0;
@@ -150,11 +158,20 @@ function log0() {
   return logAtMark;
 }
 
-/** `zip` with a stored entry of `pad` zero bytes inserted first (offsets rewritten). */
-function padZip(zip, pad) {
+/** `zip` with a stored entry of `pad` zero bytes inserted before the entry `before` (the first
+ * when not given; offsets rewritten). */
+function padZip(zip, pad, before) {
   const eocd = zip.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
   const cdOffset = zip.readUInt32LE(eocd + 16);
   const cdSize = zip.readUInt32LE(eocd + 12);
+  const central = Buffer.from(zip.subarray(cdOffset, cdOffset + cdSize));
+  let at = 0;
+  for (let p = 0; p < central.length && before !== undefined; ) {
+    const n = central.readUInt16LE(p + 28);
+    if (central.toString("latin1", p + 46, p + 46 + n) === before) at = central.readUInt32LE(p + 42);
+    p += 46 + n + central.readUInt16LE(p + 30) + central.readUInt16LE(p + 32);
+  }
+  if (before !== undefined) assert.ok(at > 0, `no entry ${before}`);
   const name = Buffer.from("padding.bin");
   const body = Buffer.alloc(pad);
   const crc = zlib.crc32 ? zlib.crc32(body) : 0;
@@ -166,9 +183,9 @@ function padZip(zip, pad) {
   local.writeUInt32LE(pad, 22);
   local.writeUInt16LE(name.length, 26);
   const shift = 30 + name.length + pad;
-  const central = Buffer.from(zip.subarray(cdOffset, cdOffset + cdSize));
   for (let p = 0; p < central.length; ) {
-    central.writeUInt32LE(central.readUInt32LE(p + 42) + shift, p + 42);
+    const o = central.readUInt32LE(p + 42);
+    if (o >= at) central.writeUInt32LE(o + shift, p + 42);
     p += 46 + central.readUInt16LE(p + 28) + central.readUInt16LE(p + 30) + central.readUInt16LE(p + 32);
   }
   const ours = Buffer.alloc(46);
@@ -179,13 +196,14 @@ function padZip(zip, pad) {
   ours.writeUInt32LE(pad, 20);
   ours.writeUInt32LE(pad, 24);
   ours.writeUInt16LE(name.length, 28);
+  ours.writeUInt32LE(at, 42);
   const end = Buffer.from(zip.subarray(eocd));
   const entries = end.readUInt16LE(10) + 1;
   end.writeUInt16LE(entries, 8);
   end.writeUInt16LE(entries, 10);
   end.writeUInt32LE(cdSize + 46 + name.length, 12);
   end.writeUInt32LE(cdOffset + shift, 16);
-  return Buffer.concat([local, name, body, zip.subarray(0, cdOffset), ours, name, central, end]);
+  return Buffer.concat([zip.subarray(0, at), local, name, body, zip.subarray(at, cdOffset), ours, name, central, end]);
 }
 
 test("a deflated folder zip and a streamed one (data descriptors): each entry one request, inflated", async () => {
@@ -279,7 +297,6 @@ test(".ozx larger than the first read: its start is read beside its end, and its
   const want = await a0.get(a0.shape.map(() => null));
   assert.deepEqual(Array.from(out.all.data), Array.from(want.data));
   plain.close();
-  // A .zip is not read that way: its start holds no promise (zp3_group.zip: one request).
 
   // A server that ignores Range: the start's read is a hint and stops at its 64 KiB (TooLarge,
   // ignored); the end's brings the whole archive, once for every level's store (the directory

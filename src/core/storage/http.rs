@@ -82,7 +82,7 @@ pub enum ByteRange {
     Suffix(u64),
     /// The last `n` bytes, or the whole object when it is shorter (a zip archive's end).
     Tail(u64),
-    /// The first `n` bytes, or the whole object when it is shorter (an `.ozx`'s metadata); a
+    /// The first `n` bytes, or the whole object when it is shorter (a zip archive's start); a
     /// hint: a server that ignores the range and sends more is `TooLarge`, not read on.
     Head(u64),
 }

@@ -19,8 +19,9 @@ use alloc::vec::Vec;
 /// Bytes of the first (suffix) read: the end record with the longest comment and the ZIP64
 /// records, and a directory of about a thousand entries.
 const FIRST_READ: u64 = 128 << 10;
-/// Bytes of an `.ozx`'s start, read beside its end: where RFC-9 puts the `zarr.json` documents
-/// (the root first, the others breadth-first).
+/// Bytes of an archive's start, read beside its end: where RFC-9 puts an `.ozx`'s `zarr.json`
+/// documents (the root first, the others breadth-first), and where zarr-python's `ZipStore` and
+/// folder zippers walking top-down put a node's.
 const HEAD_READ: u64 = 64 << 10;
 
 const EOCD: u32 = 0x0605_4b50;
@@ -249,8 +250,6 @@ pub struct Archive {
     pub prefix: String,
     /// Its directory, once read: kept here too, for the stores of every node opened in it.
     read: core::cell::RefCell<Option<Rc<Directory>>>,
-    /// Read the start beside the end (an `.ozx`: its metadata is there).
-    head_too: bool,
 }
 
 impl PartialEq for Archive {
@@ -280,8 +279,7 @@ pub(super) fn key_under<'a>(prefix: &str, url: &'a str) -> Option<&'a str> {
 impl Archive {
     pub fn new(url: &str) -> Archive {
         let (base, _) = super::split_url(url);
-        let head_too = base.to_ascii_lowercase().ends_with(".ozx");
-        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None), head_too }
+        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None) }
     }
 
     /// The entry name of an object URL under this archive.
@@ -306,16 +304,13 @@ impl Archive {
     async fn read_directory<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Directory>> {
         let url = self.url.clone();
         let work = || async {
+            // The start too, at the same time: the zarr.json documents it holds then cost no
+            // round trip of their own, which a cold open would wait for after the directory.
+            // Only a hint: a failed read is not an error.
             let end = store.read_object(c, &url, ByteRange::Tail(FIRST_READ));
-            // An .ozx's start too, at the same time: its zarr.json documents then cost no
-            // request (RFC-9 puts them first). Only a hint: a failed read is not an error.
-            let (tail, head) = if self.head_too {
-                let start = store.read_object(c, &url, ByteRange::Head(HEAD_READ));
-                let (tail, head) = futures_util::future::join(end, start).await;
-                (tail, head.ok().flatten())
-            } else {
-                (end.await, None)
-            };
+            let start = store.read_object(c, &url, ByteRange::Head(HEAD_READ));
+            let (tail, head) = futures_util::future::join(end, start).await;
+            let head = head.ok().flatten();
             let tail = tail?.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no zip archive here)")))?;
             let size = tail.object_size.unwrap_or(tail.bytes.len() as u64);
             let tail_at = size.saturating_sub(tail.bytes.len() as u64);
@@ -569,28 +564,37 @@ mod tests {
     }
 
     #[test]
-    fn an_ozx_start_is_read_beside_its_end_and_a_zip_start_is_not() {
+    fn an_archive_start_is_read_beside_its_end() {
         use crate::core::storage::{Config, Store};
         use futures_executor::block_on;
         let big = alloc::vec![0u8; 200 << 10];
-        let z = zip(&[("zarr.json", b"{\"node_type\":\"group\"}"), ("pad", &big)], "");
-        // The .ozx: both ends at once, its zarr.json from the start; the .zip: its end, then the
-        // document as a range.
-        for (url, reads) in [("https://h/i.ozx", ["bytes=-131072", "bytes=0-65535"]), ("https://h/i.zip", ["bytes=-131072", "bytes=39-59"])] {
-            let c = answer(&z, "honest");
+        let doc: &[u8] = b"{\"node_type\":\"group\"}";
+        let first = zip(&[("zarr.json", doc), ("pad", &big)], "");
+        let last = zip(&[("pad", &big), ("zarr.json", doc)], "");
+        // Both ends at once, a .zip's as an .ozx's; the document from the start when it lies
+        // there, else by range.
+        let at = (30 + 3 + big.len() + 30 + 9) as u64;
+        let late = format!("bytes={at}-{}", at + doc.len() as u64 - 1);
+        for (url, z, mut reads) in [
+            ("https://h/i.ozx", &first, alloc::vec!["bytes=-131072", "bytes=0-65535"]),
+            ("https://h/i.zip", &first, alloc::vec!["bytes=-131072", "bytes=0-65535"]),
+            ("https://h/i.zip", &last, alloc::vec!["bytes=-131072", "bytes=0-65535", late.as_str()]),
+        ] {
+            let c = answer(z, "honest");
             let store = Store::new(Config::default());
             let archive = Archive::new(url);
             let place = block_on(archive.place(&store, &c, "zarr.json")).unwrap();
-            let doc = match place {
+            let got = match place {
                 Place::Bytes(b) => b.to_vec(),
                 Place::Range { offset, len, .. } => {
                     block_on(store.read_object(&c, url, ByteRange::Range { offset, len })).unwrap().unwrap().bytes
                 }
                 other => panic!("{other:?}"),
             };
-            assert_eq!(doc, b"{\"node_type\":\"group\"}");
+            assert_eq!(got, doc);
             let mut log: Vec<String> = c.log.borrow().iter().flatten().cloned().collect();
             log.sort();
+            reads.sort();
             assert_eq!(log, reads, "{url}");
         }
     }
