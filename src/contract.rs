@@ -70,8 +70,10 @@ export interface WasmArrayMeta {
   chunkShape: number[] | null;
   chunkShapes: number[][] | null;
   shardShape: number[] | null;
-  /** int64/uint64 `bigint`; complex `[re, im]`; raw, structured and bytes `Uint8Array`; text `string`; JSON any value. */
+  /** int64/uint64/datetime64/timedelta64 `bigint`; complex `[re, im]`; raw, structured and bytes `Uint8Array`; text `string`; JSON any value. */
   fillValue: number | bigint | boolean | [number, number] | Uint8Array | string | WasmValue;
+  /** datetime64/timedelta64: NumPy's unit (`"ns"`, `"D"`, `"generic"`, …) and its scale factor. */
+  timeUnit: WasmTimeUnit | null;
   itemSize: number;
   /** Decoding is real work (decompression, checksums): worth a worker. */
   costlyDecode: boolean;
@@ -84,6 +86,11 @@ export interface WasmArrayMeta {
   scales: WasmScale[] | null;
   scaleIndex: number | null;
   container: WasmContainer | null;
+}
+
+export interface WasmTimeUnit {
+  unit: string;
+  scaleFactor: number;
 }
 
 export interface WasmGroupMeta {
@@ -169,7 +176,7 @@ export interface WasmStats {
 export type WasmDataType =
   | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
   | "float16" | "float32" | "float64" | "complex64" | "complex128" | "raw_bytes" | "structured"
-  | "string" | "bytes" | "json" | "fixed_length_utf32" | "null_terminated_bytes";
+  | "string" | "bytes" | "json" | "fixed_length_utf32" | "null_terminated_bytes" | "datetime64" | "timedelta64";
 "#;
 
 #[cfg(test)]
@@ -201,6 +208,8 @@ mod tests {
             DataType::Json,
             DataType::FixedUtf32(1),
             DataType::FixedBytes(1),
+            DataType::DateTime64(crate::core::metadata::dtype::TimeUnit::new("ns", 1).unwrap()),
+            DataType::TimeDelta64(crate::core::metadata::dtype::TimeUnit::new("s", 10).unwrap()),
         ];
         // A new variant fails to compile here until it is listed above.
         let place = |t: DataType| match t {
@@ -225,6 +234,8 @@ mod tests {
             DataType::Json => 18,
             DataType::FixedUtf32(_) => 19,
             DataType::FixedBytes(_) => 20,
+            DataType::DateTime64(_) => 21,
+            DataType::TimeDelta64(_) => 22,
         };
         assert!(all.iter().enumerate().all(|(i, &t)| place(t) == i));
         let union = &super::CONTRACT[super::CONTRACT.find("export type WasmDataType =").unwrap()..];

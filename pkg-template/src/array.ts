@@ -35,10 +35,17 @@ export class ShardedArray {
   /** Shape of a shard (an object in storage), or `null` when the array is not sharded. */
   readonly shardShape: readonly number[] | null;
   /**
-   * int64/uint64 fill values are `bigint`, bool ones `boolean`, complex ones `[re, im]`,
-   * raw/structured ones the element's bytes, everything else `number`.
+   * int64/uint64/datetime64/timedelta64 fill values are `bigint` (NaT: -2⁶³), bool ones
+   * `boolean`, complex ones `[re, im]`, raw/structured ones the element's bytes, everything else
+   * `number`.
    */
   readonly fillValue: WasmArrayMeta["fillValue"];
+  /**
+   * datetime64/timedelta64 (NumPy's, Zarr v3 `numpy.datetime64`/`numpy.timedelta64`): the unit
+   * each int64 counts, `scaleFactor` times NumPy's `unit` (`"ns"`, `"s"`, `"D"`, …; a datetime
+   * counts from 1970-01-01T00:00Z); otherwise `null`.
+   */
+  readonly timeUnit: { readonly unit: string; readonly scaleFactor: number } | null;
   /** Bytes per element. */
   readonly itemSize: number;
   /** A `structured` element's fields (little-endian values at their byte offsets); otherwise `null`. */
@@ -84,6 +91,7 @@ export class ShardedArray {
       meta.chunkShapes == null ? null : Object.freeze(meta.chunkShapes.map((a) => Object.freeze(Array.from(a))));
     this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
     this.fillValue = meta.fillValue;
+    this.timeUnit = meta.timeUnit;
     this.attributesText = meta.attributes ?? "{}";
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
     this.container = containerOf(meta.container);
@@ -132,7 +140,8 @@ export class ShardedArray {
    *
    * `data` is typed by `dtype`: bool → `Uint8Array` (0/1), int8 → `Int8Array`, uint8 →
    * `Uint8Array`, int16/uint16/int32/uint32/float32/float64 → the matching typed array, int64 →
-   * `BigInt64Array`, uint64 → `BigUint64Array`, float16 → `Float16Array` where
+   * `BigInt64Array`, uint64 → `BigUint64Array`, datetime64/timedelta64 → `BigInt64Array` (counts
+   * of {@link timeUnit}; NaT is -2⁶³), float16 → `Float16Array` where
    * `globalThis.Float16Array` exists, otherwise a `Uint16Array` of the raw IEEE half bits.
    * Complex elements get a trailing axis of 2 (re, im), raw and structured ones of `itemSize`.
    * Text, bytes and JSON arrays give one value per element (`string[]`, `Uint8Array[]`, JSON

@@ -21,6 +21,8 @@ const CTORS: Record<DataType, TypedArrayCtor | undefined> = {
   uint32: Uint32Array,
   int64: BigInt64Array,
   uint64: BigUint64Array,
+  datetime64: BigInt64Array,
+  timedelta64: BigInt64Array,
   float32: Float32Array,
   float64: Float64Array,
   complex64: Float32Array,

@@ -67,6 +67,13 @@ impl WasmArray {
         set(&o, "format", m.format.name());
         set(&o, "shape", numbers(&m.shape));
         set(&o, "dtype", a.dtype().name());
+        let unit = a.dtype().time_unit().map(|t| {
+            let u = Object::new();
+            set(&u, "unit", t.unit());
+            set(&u, "scaleFactor", t.scale());
+            JsValue::from(u)
+        });
+        set(&o, "timeUnit", unit.unwrap_or(JsValue::NULL));
         let grid = a.grid();
         let regular = grid.chunk_shape();
         set(&o, "chunkShape", regular.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));

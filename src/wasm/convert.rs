@@ -385,7 +385,9 @@ pub fn fill_to_js(dtype: DataType, fill: &FillValue) -> JsValue {
     match (dtype, v) {
         (_, Scalar::Bytes) => Uint8Array::from(bytes).into(),
         (_, Scalar::Bool(b)) => b.into(),
-        (DataType::Int64, Scalar::Int(i)) => js_sys::BigInt::from(i).into(),
+        (DataType::Int64 | DataType::DateTime64(_) | DataType::TimeDelta64(_), Scalar::Int(i)) => {
+            js_sys::BigInt::from(i).into()
+        }
         (DataType::UInt64, Scalar::UInt(u)) => js_sys::BigInt::from(u).into(),
         (_, Scalar::Int(i)) => (i as f64).into(),
         (_, Scalar::UInt(u)) => (u as f64).into(),

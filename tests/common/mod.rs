@@ -29,6 +29,8 @@ pub struct Case {
     pub item_size: Option<usize>,
     /// Largest difference allowed per byte (lossy encodings); 0: exact.
     pub tolerance: u8,
+    /// datetime64/timedelta64: NumPy's unit and scale factor, as the writer's dtype says.
+    pub time_unit: Option<(String, u64)>,
 }
 
 fn u64s(v: &Value) -> Vec<u64> {
@@ -61,6 +63,7 @@ pub fn parse_manifest(text: &[u8]) -> (Vec<Case>, Vec<Value>) {
             features: c["features"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().into()).collect(),
             item_size: c.get("itemSize").and_then(Value::as_u64).map(|n| n as usize),
             tolerance: c.get("tolerance").and_then(Value::as_u64).unwrap_or(0) as u8,
+            time_unit: c.get("timeUnit").map(|t| (t["unit"].as_str().unwrap().into(), t["scaleFactor"].as_u64().unwrap())),
         })
         .collect();
     (cases, m["groups"].as_array().cloned().unwrap_or_default())
@@ -200,7 +203,7 @@ fn elem_size(case: &Case) -> usize {
         "int16" | "uint16" | "float16" => 2,
         "int32" | "uint32" | "float32" => 4,
         "complex128" => 16,
-        "int64" | "uint64" | "float64" | "complex64" => 8,
+        "int64" | "uint64" | "float64" | "complex64" | "datetime64" | "timedelta64" => 8,
         other => case.item_size.unwrap_or_else(|| panic!("{}: dtype {other} needs itemSize", case.name)),
     }
 }
@@ -326,7 +329,7 @@ fn fill_matches(value: Scalar, bytes: &[u8], fill: &str) -> bool {
     };
     match value {
         Scalar::Float(f) => float(f, fill),
-        Scalar::Int(i) => fill == i.to_string(),
+        Scalar::Int(i) => fill == i.to_string() || (i == i64::MIN && fill == "\"NaT\""),
         Scalar::UInt(u) => fill == u.to_string(),
         Scalar::Bool(b) => fill == b.to_string(),
         Scalar::Bytes => base64(fill) == bytes,
@@ -375,6 +378,10 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     let n = case.name.as_str();
     if a.metadata().shape != case.shape || a.dtype().name() != case.dtype {
         return Err(format!("{n}: metadata {:?} {}", a.metadata().shape, a.dtype().name()));
+    }
+    let unit = a.dtype().time_unit().map(|t| (String::from(t.unit()), u64::from(t.scale())));
+    if unit != case.time_unit {
+        return Err(format!("{n}: time unit {unit:?}, the writer's {:?}", case.time_unit));
     }
     let starts = case.starts();
     let sizes: Vec<Vec<u64>> = a.grid().axes.iter().map(|ax| ax.sizes()).collect();

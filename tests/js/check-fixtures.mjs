@@ -26,6 +26,8 @@ const ELEMENT_SIZE = {
   float64: 8,
   complex64: 8,
   complex128: 16,
+  datetime64: 8,
+  timedelta64: 8,
 };
 
 /** Text, bytes and JSON data types: one JS value per element; expected values in JSON. */
@@ -143,6 +145,10 @@ export function checkFill(dtype, expected, actual) {
     }
     case "bool":
       return actual === (expected === "true") ? null : bad;
+    case "datetime64":
+    case "timedelta64":
+      // NaT: -2^63, written as that number or as "NaT".
+      return typeof actual === "bigint" && actual === (expected === '"NaT"' ? -(2n ** 63n) : BigInt(expected)) ? null : bad;
     case "int64":
     case "uint64": {
       if (typeof actual === "bigint") return actual === BigInt(expected) ? null : bad;
@@ -369,6 +375,9 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
     }
     const ss = arr.shardShape == null ? null : Array.from(arr.shardShape);
     if (!eqArr(ss, c.shardShape ?? null)) fail(`shardShape ${show(ss)} != ${show(c.shardShape ?? null)}`);
+    if (JSON.stringify(arr.timeUnit ?? null) !== JSON.stringify(c.timeUnit ?? null)) {
+      fail(`timeUnit ${JSON.stringify(arr.timeUnit)} != ${JSON.stringify(c.timeUnit ?? null)}`);
+    }
     const fillErr = checkFill(c.dtype, c.fillValue, arr.fillValue);
     if (fillErr) fail(fillErr);
     if (typeof arr.url !== "string" || arr.url.replace(/\/+$/, "") !== url) fail(`url ${arr.url} != ${url}`);

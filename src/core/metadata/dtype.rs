@@ -38,6 +38,46 @@ pub enum DataType {
     FixedUtf32(u32),
     /// Bytes of this length, NUL-padded (NumPy `|S n`, Zarr v3 `null_terminated_bytes`).
     FixedBytes(u32),
+    /// NumPy `datetime64[…]` (Zarr v3 `numpy.datetime64`, v2 `<M8[…]`): int64 counts of the
+    /// unit since the Unix epoch, `i64::MIN` for NaT.
+    DateTime64(TimeUnit),
+    /// NumPy `timedelta64[…]` (Zarr v3 `numpy.timedelta64`, v2 `<m8[…]`): int64 counts, NaT as above.
+    TimeDelta64(TimeUnit),
+}
+
+/// NumPy's temporal unit names, `generic` last (a unit left unsaid).
+const UNITS: [&str; 14] = ["Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic"];
+
+/// A `datetime64`/`timedelta64` unit: one of NumPy's (low 4 bits), times a scale factor (the
+/// rest: 1..2^28, where NumPy allows up to 2^31; packed so that `DataType` stays 8 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeUnit(u32);
+
+impl TimeUnit {
+    /// `unit` as NumPy names it (`μs` taken for `us`) and its scale factor.
+    pub fn new(unit: &str, scale: u64) -> Option<TimeUnit> {
+        let unit = if unit == "μs" { "us" } else { unit };
+        let at = UNITS.iter().position(|u| *u == unit)? as u32;
+        let scale = u32::try_from(scale).ok().filter(|s| (1..1 << 28).contains(s))?;
+        Some(TimeUnit(scale << 4 | at))
+    }
+
+    /// The unit's name (`"ns"`, `"D"`, `"generic"`).
+    pub fn unit(self) -> &'static str {
+        UNITS.get((self.0 & 15) as usize).copied().unwrap_or("generic")
+    }
+
+    /// The scale factor.
+    pub fn scale(self) -> u32 {
+        self.0 >> 4
+    }
+
+    /// NumPy's bracket text: `"10us"` from `[10us]`, `"ns"` from `[ns]`.
+    pub fn parse_numpy(text: &str) -> Option<TimeUnit> {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        let scale = text.bytes().take(digits.min(9)).fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+        TimeUnit::new(&text[digits..], if digits == 0 { 1 } else if digits > 9 { 0 } else { scale })
+    }
 }
 
 /// How a variable-length element is held while decoded: 8 bytes per element — its offset and
@@ -94,6 +134,15 @@ impl DataType {
                             None => err(ErrorCode::InvalidMetadata, "structured data type has no fields"),
                         }
                     }
+                    "numpy.datetime64" | "numpy.timedelta64" => {
+                        let unit = conf.and_then(|c| c.get("unit")).and_then(Value::as_str).unwrap_or("");
+                        let scale = conf.and_then(|c| c.get("scale_factor")).and_then(Value::as_u64).unwrap_or(0);
+                        match TimeUnit::new(unit, scale) {
+                            Some(t) if n == "numpy.datetime64" => Ok(DataType::DateTime64(t)),
+                            Some(t) => Ok(DataType::TimeDelta64(t)),
+                            None => err(ErrorCode::InvalidMetadata, format!("{n} needs a NumPy unit and a scale_factor in 1..2^28")),
+                        }
+                    }
                     _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}")),
                 };
             }
@@ -143,6 +192,16 @@ impl DataType {
             DataType::Json => "json",
             DataType::FixedUtf32(_) => "fixed_length_utf32",
             DataType::FixedBytes(_) => "null_terminated_bytes",
+            DataType::DateTime64(_) => "datetime64",
+            DataType::TimeDelta64(_) => "timedelta64",
+        }
+    }
+
+    /// The unit of a `datetime64` or `timedelta64`.
+    pub fn time_unit(self) -> Option<TimeUnit> {
+        match self {
+            DataType::DateTime64(t) | DataType::TimeDelta64(t) => Some(t),
+            _ => None,
         }
     }
 
@@ -152,6 +211,7 @@ impl DataType {
             DataType::Int16 | DataType::UInt16 | DataType::Float16 => 2,
             DataType::Int32 | DataType::UInt32 | DataType::Float32 => 4,
             DataType::Int64 | DataType::UInt64 | DataType::Float64 | DataType::Complex64 => 8,
+            DataType::DateTime64(_) | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBytes(n) | DataType::Structured(n) | DataType::FixedBytes(n) => n as usize,
             DataType::FixedUtf32(n) => 4 * n as usize,
@@ -255,6 +315,11 @@ impl FillValue {
             DataType::Int16 => Self::int(int(i16::MIN.into(), i16::MAX.into())? as i64, 2),
             DataType::Int32 => Self::int(int(i32::MIN.into(), i32::MAX.into())? as i64, 4),
             DataType::Int64 => Self::int(int(i64::MIN.into(), i64::MAX.into())? as i64, 8),
+            // NaT is i64::MIN, written as such or as "NaT".
+            DataType::DateTime64(_) | DataType::TimeDelta64(_) => match v {
+                Value::String(s) if s == "NaT" => Self::int(i64::MIN, 8),
+                _ => Self::int(int(i64::MIN.into(), i64::MAX.into())? as i64, 8),
+            },
             DataType::UInt8 => Self::uint(int(0, u8::MAX.into())? as u64, 1),
             DataType::UInt16 => Self::uint(int(0, u16::MAX.into())? as u64, 2),
             DataType::UInt32 => Self::uint(int(0, u32::MAX.into())? as u64, 4),
@@ -358,6 +423,7 @@ impl FillValue {
         let value = match dtype {
             DataType::Bool => Scalar::Bool(false),
             DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Scalar::Int(0),
+            DataType::DateTime64(_) | DataType::TimeDelta64(_) => Scalar::Int(0),
             DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => Scalar::UInt(0),
             DataType::Float16 | DataType::Float32 | DataType::Float64 => Scalar::Float(0.0),
             DataType::Complex64 | DataType::Complex128 => Scalar::Complex(0.0, 0.0),
@@ -544,6 +610,35 @@ mod tests {
         assert_eq!(FillValue::parse(r, &json!("AQID")).unwrap().bytes, [1, 2, 3]);
         assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
         assert!(base64("a*b").is_none());
+    }
+
+    #[test]
+    fn time_types_and_their_fills() {
+        let t = |v: Value| DataType::parse(&v);
+        let dt = t(json!({"name": "numpy.datetime64", "configuration": {"unit": "μs", "scale_factor": 10}})).unwrap();
+        let u = dt.time_unit().unwrap();
+        assert_eq!((dt.name(), u.unit(), u.scale(), dt.size()), ("datetime64", "us", 10, 8));
+        let td = t(json!({"name": "numpy.timedelta64", "configuration": {"unit": "generic", "scale_factor": 1}})).unwrap();
+        assert_eq!((td.name(), td.time_unit().unwrap().unit()), ("timedelta64", "generic"));
+        let bads = [
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "fortnight", "scale_factor": 1}}),
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 0}}),
+            json!({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1u64 << 40}}),
+            json!({"name": "numpy.timedelta64", "configuration": {"unit": "s"}}),
+        ];
+        for bad in bads {
+            assert_eq!(t(bad.clone()).unwrap_err().code, ErrorCode::InvalidMetadata, "{bad}");
+        }
+        let nat = FillValue::parse(dt, &json!("NaT")).unwrap();
+        assert_eq!((nat.value, &nat.bytes[..]), (Scalar::Int(i64::MIN), &i64::MIN.to_le_bytes()[..]));
+        assert_eq!(FillValue::parse(dt, &json!(i64::MIN)).unwrap(), nat);
+        assert_eq!(FillValue::parse(td, &json!(-7)).unwrap().value, Scalar::Int(-7));
+        assert!(FillValue::parse(td, &json!("nat")).is_err());
+        assert!(FillValue::parse(td, &json!(1.5)).is_err());
+        assert_eq!(TimeUnit::parse_numpy("10us"), TimeUnit::new("us", 10));
+        assert_eq!(TimeUnit::parse_numpy("ns"), TimeUnit::new("ns", 1));
+        assert_eq!(TimeUnit::parse_numpy("99999999999999999999s"), None);
+        assert_eq!(TimeUnit::parse_numpy("0s"), None);
     }
 
     #[test]

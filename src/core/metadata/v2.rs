@@ -34,6 +34,12 @@ pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
     if let Some(n) = sized("V") {
         return Ok((DataType::RawBytes(n), false));
     }
+    // `<M8[ns]`, `>m8[10s]`, `<M8` (generic).
+    let time = |k: &str| {
+        let rest = kind.strip_prefix(k)?;
+        let unit = if rest.is_empty() { "generic" } else { rest.strip_prefix('[')?.strip_suffix(']')? };
+        crate::core::metadata::dtype::TimeUnit::parse_numpy(unit)
+    };
     let t = match kind {
         "b1" => DataType::Bool,
         "i1" => DataType::Int8,
@@ -49,7 +55,11 @@ pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
         "f8" => DataType::Float64,
         "c8" => DataType::Complex64,
         "c16" => DataType::Complex128,
-        _ => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {s:?}")),
+        _ => match (time("M8"), time("m8")) {
+            (Some(t), _) => DataType::DateTime64(t),
+            (_, Some(t)) => DataType::TimeDelta64(t),
+            _ => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {s:?}")),
+        },
     };
     Ok((t, order && t.swap_unit() > 1))
 }
@@ -210,12 +220,25 @@ mod tests {
     use crate::core::json::json;
 
     #[test]
+    fn numpy_time_type_strings() {
+        let p = |s: &str| parse_dtype(&json!(s));
+        let (t, big) = p(">m8[10s]").unwrap();
+        assert_eq!((t.name(), t.time_unit().unwrap().unit(), t.time_unit().unwrap().scale(), big), ("timedelta64", "s", 10, true));
+        let (t, big) = p("<M8[ns]").unwrap();
+        assert_eq!((t.name(), t.time_unit().unwrap().unit(), big), ("datetime64", "ns", false));
+        assert_eq!(p("<M8").unwrap().0.time_unit().unwrap().unit(), "generic");
+        for bad in ["<M8[", "<M8[ns", "<M8[xs]", "<M8[0s]", "<m16[s]", "<M4[s]"] {
+            assert_eq!(p(bad).unwrap_err().code, ErrorCode::UnsupportedDataType, "{bad}");
+        }
+    }
+
+    #[test]
     fn dtypes() {
         assert_eq!(parse_dtype(&json!("<u2")).unwrap(), (DataType::UInt16, false));
         assert_eq!(parse_dtype(&json!(">f8")).unwrap(), (DataType::Float64, true));
         assert_eq!(parse_dtype(&json!("|b1")).unwrap(), (DataType::Bool, false));
         assert_eq!(parse_dtype(&json!(">u1")).unwrap(), (DataType::UInt8, false));
-        assert_eq!(parse_dtype(&json!("<M8[ns]")).unwrap_err().code, ErrorCode::UnsupportedDataType);
+        assert_eq!(parse_dtype(&json!("<q8")).unwrap_err().code, ErrorCode::UnsupportedDataType);
         assert_eq!(parse_dtype(&json!([["a", "<i4"]])).unwrap_err().code, ErrorCode::UnsupportedDataType);
     }
 
