@@ -133,14 +133,14 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
         o.format = Some(Format::parse(&name).ok_or_else(|| {
             Error::new(
                 ErrorCode::UnsupportedFormat,
-                format!("unknown format {name:?} (zarr3, zarr2, zarr3-draft, precomputed)"),
+                format!("unknown format \"{name}\" (zarr3, zarr2, zarr3-draft, precomputed)"),
             )
         })?);
     }
     if let Some(k) = get(options, "store") {
         let name = k.as_string().unwrap_or_default();
         o.store = Some(StoreKind::parse(&name).ok_or_else(|| {
-            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store {name:?} (zip, icechunk, references, plain)"))
+            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store \"{name}\" (zip, icechunk, references, plain)"))
         })?);
     }
     use crate::core::storage::icechunk::Version;

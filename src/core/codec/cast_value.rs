@@ -58,7 +58,7 @@ impl CastValue {
     pub fn parse(conf: &Map, decoded: DataType) -> Result<CastValue> {
         let known = ["data_type", "rounding", "out_of_range", "scalar_map"];
         if let Some(k) = conf.keys().find(|k| !known.contains(&k.as_str())) {
-            return Err(invalid(format!("cast_value: unknown configuration key {k:?}")));
+            return Err(invalid(format!("cast_value: unknown configuration key \"{k}\"")));
         }
         let stored = DataType::parse(conf.get("data_type").ok_or_else(|| invalid("cast_value needs a data_type"))?)?;
         for t in [stored, decoded] {

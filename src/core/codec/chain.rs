@@ -44,7 +44,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "vlen-utf8" | "vlen-bytes" | "json2" | "numcodecs.vlen-utf8" | "numcodecs.vlen-bytes" | "numcodecs.json2" => {
             return err(
                 ErrorCode::InvalidMetadata,
-                format!("codec {:?} does not encode {} elements", c.name, dtype.name()),
+                format!("codec \"{}\" does not encode {} elements", c.name, dtype.name()),
             )
         }
         "categorize" | "numcodecs.categorize" => Box::new(Categorize::parse(conf, dtype)?),
@@ -61,7 +61,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "numcodecs.crc32" | "numcodecs.adler32" | "numcodecs.crc32c" | "numcodecs.fletcher32"
         | "numcodecs.jenkins_lookup3" => match Checksum32::parse(&c.name["numcodecs.".len()..], conf)? {
             Some(sum) => Box::new(sum),
-            None => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec {:?}", c.name)),
+            None => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec \"{}\"", c.name)),
         },
         "transpose" => Box::new(Transpose::parse(conf, ndim)?),
         "bytes" => Box::new(Bytes::parse(conf)?),
@@ -79,7 +79,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
             ErrorCode::UnsupportedCodec,
             "unsupported codec \"sharding_indexed\" combined with other codecs around it (no partial reads possible)",
         ),
-        other => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec {other:?}")),
+        other => return err(ErrorCode::UnsupportedCodec, format!("unsupported codec \"{other}\"")),
     })
 }
 
@@ -102,7 +102,7 @@ impl Chain {
                 Kind::BytesToBytes => to_bytes.is_none(),
             };
             if out_of_order {
-                return Err(invalid(format!("codec {:?} is out of order", c.name)));
+                return Err(invalid(format!("codec \"{}\" is out of order", c.name)));
             }
             match codec.kind() {
                 Kind::ArrayToArray => array.push(codec),

@@ -60,7 +60,7 @@ impl Checksum32 {
             (Sum::Crc32c, None) => true,
             (_, None | Some("start")) => false,
             (_, Some("end")) => true,
-            (_, Some(other)) => return Err(invalid(format!("checksum location {other:?}"))),
+            (_, Some(other)) => return Err(invalid(format!("checksum location \"{other}\""))),
         };
         Ok(Some(Checksum32 { sum, at_end }))
     }

@@ -39,7 +39,7 @@ impl Decoders for Linked {
             "bz2" => shardfetch_bz2::decode(input, args),
             "lzma" => shardfetch_lzma::decode(input, args),
             "pcodec" => shardfetch_pcodec::decode(input, args),
-            _ => return Err(Error::new(ErrorCode::UnsupportedCodec, format!("no decoder named {name:?}"))),
+            _ => return Err(Error::new(ErrorCode::UnsupportedCodec, format!("no decoder named \"{name}\""))),
         };
         got.map_err(|f| failure(name, f.code, &f.message))
     }

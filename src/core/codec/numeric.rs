@@ -44,12 +44,12 @@ pub fn type_option(conf: &Map, key: &str, codec: &str) -> Result<Option<(DataTyp
         (Ok(numpy), _) => numpy,
         (Err(_), Ok(v3)) => (v3, false),
         (Err(_), Err(_)) => {
-            let what = format!("{codec}: its configuration's {key:?} is not a data type NumPy or Zarr v3 names: {v}");
+            let what = format!("{codec}: its configuration's \"{key}\" is not a data type NumPy or Zarr v3 names: {v}");
             return err(ErrorCode::UnsupportedCodec, what);
         }
     };
     if !numeric(t) {
-        return err(ErrorCode::UnsupportedCodec, format!("{codec}: its configuration's {key:?}, {}, is not a numeric type", t.name()));
+        return err(ErrorCode::UnsupportedCodec, format!("{codec}: its configuration's \"{key}\", {}, is not a numeric type", t.name()));
     }
     Ok(Some((t, big)))
 }

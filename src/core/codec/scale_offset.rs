@@ -34,7 +34,7 @@ impl ScaleOffset {
             return err(ErrorCode::UnsupportedCodec, format!("scale_offset does not apply to {} elements", dtype.name()));
         }
         if let Some(k) = conf.keys().find(|k| *k != "scale" && *k != "offset") {
-            return Err(invalid(format!("scale_offset: unknown configuration key {k:?}")));
+            return Err(invalid(format!("scale_offset: unknown configuration key \"{k}\"")));
         }
         let one = if is_float(dtype) { Num::Float(1.0) } else { Num::Int(1) };
         let zero = if is_float(dtype) { Num::Float(0.0) } else { Num::Int(0) };

@@ -47,7 +47,7 @@ impl ScaleLayout {
         let s = volume.scales.get(index).ok_or_else(|| crate::core::error::invalid("no such scale"))?;
         let (dtype, nc) = (volume.data_type, volume.num_channels);
         let bad =
-            |why: &str| err(ErrorCode::InvalidMetadata, format!("scale {:?}: {} {why}", s.key, s.encoding.name()));
+            |why: &str| err(ErrorCode::InvalidMetadata, format!("scale \"{}\": {} {why}", s.key, s.encoding.name()));
         let (array, to_bytes): (Vec<Box<dyn Codec>>, Box<dyn Codec>) = match &s.encoding {
             // Stored `[channel][z][y][x]`: the transpose of `[x, y, z, channel]`.
             Encoding::Raw => {
@@ -85,7 +85,7 @@ impl ScaleLayout {
                 (Vec::new(), Box::new(Compresso))
             }
             Encoding::Other(name) => {
-                return err(ErrorCode::UnsupportedCodec, format!("scale {:?}: unsupported encoding {name:?}", s.key))
+                return err(ErrorCode::UnsupportedCodec, format!("scale \"{}\": unsupported encoding \"{name}\"", s.key))
             }
         };
         let c = s.chunk_size;
@@ -130,7 +130,7 @@ impl ScaleLayout {
             return err(
                 ErrorCode::InvalidSelection,
                 format!(
-                    "scale {:?}: chunk {coords:?} is outside the chunk grid {:?}",
+                    "scale \"{}\": chunk {coords:?} is outside the chunk grid {:?}",
                     self.scale().key,
                     self.grid.count()
                 ),

@@ -45,7 +45,7 @@ pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
     let grid = o.get("chunk_grid").and_then(Value::as_object);
     let grid = grid.ok_or_else(|| invalid("chunk_grid must be an object"))?;
     if grid.get("type").and_then(Value::as_str) != Some("regular") {
-        return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {:?}", grid.get("type")));
+        return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {}", grid.get("type").unwrap_or(&Value::Null)));
     }
     let chunk_shape = shape_of(grid.get("chunk_shape"), "chunk_shape", false)?;
     if chunk_shape.len() != shape.len() {
@@ -54,7 +54,7 @@ pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
     let separator = match grid.get("separator").and_then(Value::as_str) {
         None | Some("/") => '/',
         Some(".") => '.',
-        Some(other) => return Err(invalid(format!("separator must be \"/\" or \".\", found {other:?}"))),
+        Some(other) => return Err(invalid(format!("separator must be \"/\" or \".\", found \"{other}\""))),
     };
     let fill_value = fill_or_zero(data_type, o.get("fill_value"))?;
     let mut codecs: Vec<Named> =
@@ -78,7 +78,7 @@ pub fn parse_array(text: &[u8], path: &str) -> Result<ArrayMetadata> {
             let ext = t.get("extension").and_then(Value::as_str).unwrap_or("");
             let kind = t.get("type").and_then(Value::as_str);
             if !ext.contains("sharding") || kind.is_some_and(|k| k != "indexed") {
-                return err(ErrorCode::UnsupportedFormat, format!("unsupported storage transformer {ext:?} {kind:?}"));
+                return err(ErrorCode::UnsupportedFormat, format!("unsupported storage transformer \"{ext}\" \"{}\"", kind.unwrap_or("")));
             }
             let conf = t.get("configuration").and_then(Value::as_object);
             let per = shape_of(conf.and_then(|c| c.get("chunks_per_shard")), "chunks_per_shard", false)?;

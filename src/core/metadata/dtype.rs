@@ -143,7 +143,7 @@ impl DataType {
                             None => err(ErrorCode::InvalidMetadata, format!("{n} needs a NumPy unit and a scale_factor in 1..2^28")),
                         }
                     }
-                    _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type {n:?}")),
+                    _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{n}\"")),
                 };
             }
             _ => return err(ErrorCode::InvalidMetadata, "data_type must be a string"),
@@ -165,7 +165,7 @@ impl DataType {
             "complex128" => DataType::Complex128,
             "string" => DataType::String,
             "variable_length_bytes" | "bytes" => DataType::Bytes,
-            other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {other:?}")),
+            other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{other}\"")),
         })
     }
 

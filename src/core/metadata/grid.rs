@@ -198,14 +198,14 @@ pub fn parse(v: &Value, shape: &[u64]) -> Result<Grid> {
             let c = conf.ok_or_else(|| invalid("rectilinear grid needs a configuration"))?;
             match c.get("kind").and_then(Value::as_str) {
                 None | Some("inline") => {}
-                Some(k) => return err(ErrorCode::UnsupportedFormat, format!("unsupported rectilinear kind {k:?}")),
+                Some(k) => return err(ErrorCode::UnsupportedFormat, format!("unsupported rectilinear kind \"{k}\"")),
             }
             match c.get("chunk_shapes").or_else(|| c.get("chunkShape")).and_then(Value::as_array) {
                 Some(a) => a,
                 None => return Err(invalid("rectilinear grid needs chunk_shapes")),
             }
         }
-        other => return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid {other:?}")),
+        other => return err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_grid \"{other}\"")),
     };
     if axes.len() != shape.len() {
         return Err(invalid("rectilinear chunk_shapes and shape have different lengths"));

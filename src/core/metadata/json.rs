@@ -113,7 +113,7 @@ pub fn memory_order(v: Option<&Value>, ndim: usize, what: &str) -> Result<Option
             conf.insert("order".into(), Value::Array(order));
             Ok(Some(Named::new("transpose", conf)))
         }
-        Some(other) => Err(invalid(format!("{what} must be \"C\" or \"F\", found {other:?}"))),
+        Some(other) => Err(invalid(format!("{what} must be \"C\" or \"F\", found \"{other}\""))),
     }
 }
 

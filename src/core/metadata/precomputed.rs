@@ -120,7 +120,7 @@ fn data_encoding(o: &Map, name: &str) -> Result<DataEncoding> {
         None | Some(Value::Null) => Ok(DataEncoding::Raw),
         Some(Value::String(s)) if s == "raw" => Ok(DataEncoding::Raw),
         Some(Value::String(s)) if s == "gzip" => Ok(DataEncoding::Gzip),
-        Some(Value::String(s)) => err(ErrorCode::UnsupportedCodec, format!("unsupported sharding {name} {s:?}")),
+        Some(Value::String(s)) => err(ErrorCode::UnsupportedCodec, format!("unsupported sharding {name} \"{s}\"")),
         Some(v) => Err(invalid(format!("sharding {name} must be a string, found {v}"))),
     }
 }
@@ -130,7 +130,7 @@ impl ShardingSpec {
         let o = v.as_object().ok_or_else(|| invalid("sharding must be an object"))?;
         match o.get("@type") {
             Some(Value::String(t)) if t == "neuroglancer_uint64_sharded_v1" => {}
-            Some(Value::String(t)) => return err(ErrorCode::UnsupportedFormat, format!("unsupported sharding {t:?}")),
+            Some(Value::String(t)) => return err(ErrorCode::UnsupportedFormat, format!("unsupported sharding \"{t}\"")),
             other => {
                 return Err(invalid(format!(
                     "sharding @type must be \"neuroglancer_uint64_sharded_v1\", found {}",
@@ -142,7 +142,7 @@ impl ShardingSpec {
             Some(Value::String(h)) if h == "identity" => Hash::Identity,
             Some(Value::String(h)) if h == "murmurhash3_x86_128" => Hash::MurmurHash3X86_128,
             Some(Value::String(h)) => {
-                return err(ErrorCode::UnsupportedFormat, format!("unsupported sharding hash {h:?}"))
+                return err(ErrorCode::UnsupportedFormat, format!("unsupported sharding hash \"{h}\""))
             }
             other => {
                 return Err(invalid(format!("sharding hash must be a string, found {}", other.unwrap_or(&Value::Null))))
@@ -241,7 +241,7 @@ impl VolumeInfo {
                 "int32" => DataType::Int32,
                 "float32" => DataType::Float32,
                 other => {
-                    return err(ErrorCode::UnsupportedDataType, format!("unsupported precomputed data_type {other:?}"))
+                    return err(ErrorCode::UnsupportedDataType, format!("unsupported precomputed data_type \"{other}\""))
                 }
             },
             other => {
@@ -277,7 +277,11 @@ impl VolumeInfo {
         };
         found.ok_or_else(|| {
             let keys: Vec<&str> = self.scales.iter().map(|s| s.key.as_str()).collect();
-            Error::new(ErrorCode::InvalidSelection, format!("no scale {which:?}; the volume has scales {keys:?}"))
+            let which = match which {
+                ScaleRef::Index(i) => format!("{i}"),
+                ScaleRef::Key(k) => format!("\"{k}\""),
+            };
+            Error::new(ErrorCode::InvalidSelection, format!("no scale {which}; the volume has scales \"{}\"", keys.join("\", \"")))
         })
     }
 }

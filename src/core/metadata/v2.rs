@@ -58,7 +58,7 @@ pub fn parse_dtype(v: &Value) -> Result<(DataType, bool)> {
         _ => match (time("M8"), time("m8")) {
             (Some(t), _) => DataType::DateTime64(t),
             (_, Some(t)) => DataType::TimeDelta64(t),
-            _ => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type {s:?}")),
+            _ => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{s}\"")),
         },
     };
     Ok((t, order && t.swap_unit() > 1))
@@ -97,7 +97,7 @@ pub fn parse_array(text: &[u8], zattrs: Option<&[u8]>) -> Result<ArrayMetadata> 
         if filters[k..].iter().any(|f| !on_bytes(f)) {
             return Err(Error::new(
                 ErrorCode::UnsupportedCodec,
-                format!("unsupported filter order: {:?} before a filter on values", filters[k].name),
+                format!("unsupported filter order: \"{}\" before a filter on values", filters[k].name),
             ));
         }
     }
@@ -191,7 +191,7 @@ fn object_type(filters: &[Named]) -> Result<DataType> {
         Some("json2") => Ok(DataType::Json),
         Some(other) => err(
             ErrorCode::UnsupportedDataType,
-            format!("unsupported object array (dtype \"|O\") encoded with {other:?} (vlen-utf8, vlen-bytes, json2 and categorize are read)"),
+            format!("unsupported object array (dtype \"|O\") encoded with \"{other}\" (vlen-utf8, vlen-bytes, json2 and categorize are read)"),
         ),
         None => err(ErrorCode::InvalidMetadata, "an object array (dtype \"|O\") needs an object codec as its first filter"),
     }

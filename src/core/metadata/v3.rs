@@ -104,7 +104,7 @@ fn key_encoding(v: &Value) -> Result<KeyEncoding> {
     match name {
         "default" => Ok(KeyEncoding::Default { separator: sep.unwrap_or('/') }),
         "v2" => Ok(KeyEncoding::V2 { separator: sep.unwrap_or('.') }),
-        other => err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_key_encoding {other:?}")),
+        other => err(ErrorCode::UnsupportedFormat, format!("unsupported chunk_key_encoding \"{other}\"")),
     }
 }
 

@@ -67,7 +67,7 @@ impl Sharding {
                 let list: Vec<&str> = names.iter().map(|n| n.0).collect();
                 return err(
                     ErrorCode::UnsupportedCodec,
-                    format!("unsupported index_codecs {list:?} (expected bytes, optionally crc32c)"),
+                    format!("unsupported index_codecs [\"{}\"] (expected bytes, optionally crc32c)", list.join("\", \"")),
                 );
             }
         };

@@ -371,12 +371,12 @@ impl Repo {
             let name_of = |i: usize| -> Result<&str> { Ok(refs.table(i)?.str(0)?.unwrap_or("")) };
             let found = search(refs.len, &|i| Ok(name_of(i)?.as_bytes().cmp(name.as_bytes()))).map_err(bad)?;
             let Some(i) = found else {
-                return Err(not_found(format!("the Icechunk repository has no {kind} {name:?}")));
+                return Err(not_found(format!("the Icechunk repository has no {kind} \"{name}\"")));
             };
             let index = refs.table(i).and_then(|r| r.u32(1, 0)).map_err(bad)? as usize;
             let snapshots = t.vector(4, 4).map_err(bad)?.ok_or_else(|| corrupt(&url, "no snapshots"))?;
             if index >= snapshots.len {
-                return Err(corrupt(&url, format!("{kind} {name:?} points at snapshot {index} of {}", snapshots.len)));
+                return Err(corrupt(&url, format!("{kind} \"{name}\" points at snapshot {index} of {}", snapshots.len)));
             }
             let id = snapshots
                 .table(index)
@@ -391,14 +391,14 @@ impl Repo {
         let doc = store.read_object(c, &url, ByteRange::Full).await?;
         let Some(doc) = doc else {
             let why = format!(
-                "no Icechunk repository here (neither `repo`, spec v2, nor `{path}`, spec v1: no {kind} {name:?})"
+                "no Icechunk repository here (neither `repo`, spec v2, nor `{path}`, spec v1: no {kind} \"{name}\")"
             );
             return Err(not_found(why));
         };
         if kind == "tag"
             && store.read_object(c, &self.file_url(&format!("{path}.deleted")), ByteRange::Full).await?.is_some()
         {
-            return Err(not_found(format!("the tag {name:?} was deleted")));
+            return Err(not_found(format!("the tag \"{name}\" was deleted")));
         }
         let id = match json::parse(&doc.bytes) {
             Ok(Value::Object(o)) => o.get("snapshot").and_then(Value::as_str).map(String::from),
@@ -577,7 +577,7 @@ impl Repo {
                 prefixes.push_str("it declares none");
             }
             let why = format!(
-                "the virtual chunk at {location:?} is in none of the repository's virtual chunk containers ({prefixes}): not read"
+                "the virtual chunk at \"{location}\" is in none of the repository's virtual chunk containers ({prefixes}): not read"
             );
             return Err(Error::new(ErrorCode::UnsupportedFormat, why));
         };
@@ -590,7 +590,7 @@ impl Repo {
             Some("gcs") => super::url::public_https(&format!("gs{}", &absolute[3..])),
             _ => {
                 let why =
-                    format!("the virtual chunk at {absolute:?}: only http(s)://, s3:// and gs:// locations are read");
+                    format!("the virtual chunk at \"{absolute}\": only http(s)://, s3:// and gs:// locations are read");
                 return Err(Error::new(ErrorCode::UnsupportedFormat, why));
             }
         };

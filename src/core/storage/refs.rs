@@ -141,7 +141,7 @@ pub struct References {
 
 impl fmt::Debug for References {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "References({:?})", self.url)
+        write!(f, "References({})", self.url)
     }
 }
 
@@ -286,7 +286,7 @@ impl References {
             BASE64 => {
                 // Bytes of this key alone: a chunk that does not decode, not a file that does not open.
                 let bytes = json::base64(inline()).ok_or_else(|| {
-                    let why = format!("{}: key {name:?}: bad base64", self.url);
+                    let why = format!("{}: key \"{name}\": bad base64", self.url);
                     Error::new(ErrorCode::CorruptChunk, why)
                 })?;
                 Place::Bytes(Rc::new(bytes))
@@ -351,10 +351,10 @@ impl References {
                         .map(|a| a.iter().map(Value::as_u64).collect::<Option<Vec<u64>>>())
                 };
                 let (Some(Some(shape)), Some(Some(chunks))) = (dims("shape"), dims("chunks")) else {
-                    return Err(bad(&file, &format_args!("key {key:?}: no shape and chunks")));
+                    return Err(bad(&file, &format_args!("key \"{key}\": no shape and chunks")));
                 };
                 if shape.len() != chunks.len() || chunks.contains(&0) {
-                    return Err(bad(&file, &format_args!("key {key:?}: shape and chunks disagree")));
+                    return Err(bad(&file, &format_args!("key \"{key}\": shape and chunks disagree")));
                 }
                 let grid: Vec<u64> = shape.iter().zip(&chunks).map(|(s, c)| s.div_ceil(*c)).collect();
                 // fsspec numbers a 0-d array's one chunk as a grid of one.
@@ -402,7 +402,7 @@ impl References {
                     Some(p) => {
                         if last.as_deref() != Some(p.as_str()) {
                             let u = resolve_target(&self.url, self.resolve.as_deref(), &p)
-                                .map_err(|e| e.at(&format!("{file}: target {p:?}")))?;
+                                .map_err(|e| e.at(&format!("{file}: target \"{p}\"")))?;
                             rec.urls.push(u);
                             last = Some(p);
                         }
@@ -441,7 +441,7 @@ impl References {
         }
         let Some(url) = rec.urls.get(r.url as usize) else { return Ok(Place::Missing) };
         let (Ok(offset), Ok(len)) = (u64::try_from(r.offset), u64::try_from(r.size)) else {
-            let why = format!("{file}: row {row} (key {name:?}): a negative offset or size");
+            let why = format!("{file}: row {row} (key \"{name}\"): a negative offset or size");
             return Err(Error::new(ErrorCode::CorruptShard, why));
         };
         Ok(match (offset, len) {
@@ -701,7 +701,7 @@ impl<'f> Builder<'f> {
     }
 
     fn bad_key(&self, key: &str, what: &dyn fmt::Display) -> Error {
-        bad(self.file, &format_args!("key {key:?}: {what}"))
+        bad(self.file, &format_args!("key \"{key}\": {what}"))
     }
 
     fn grow(&mut self, n: usize) -> Result<()> {
@@ -793,7 +793,7 @@ impl<'f> Builder<'f> {
     /// entry's dimensions), then templates.
     fn render(&self, text: &str, vars: &[(&str, Val)], out: &mut String) -> Result<()> {
         out.clear();
-        let fail = |why: &str| bad(self.file, &format_args!("{why} in {text:?}"));
+        let fail = |why: &str| bad(self.file, &format_args!("{why} in \"{text}\""));
         let name = |n: &str| match vars.iter().find(|v| v.0 == n) {
             Some(v) => Some(v.1),
             None => search(self.tnames.len(), &|i| &self.tnames[i], n).map(|i| Val::Text(&self.tvalues[i])),
@@ -861,7 +861,7 @@ impl<'f> Builder<'f> {
         let mut url = String::new();
         self.render(written, &[], &mut url)?;
         let url = resolve_target(self.file, self.resolve, &url)
-            .map_err(|e| Error::new(e.code, format!("{}: key {key:?}: {}", self.file, e.message)))?;
+            .map_err(|e| Error::new(e.code, format!("{}: key \"{key}\": {}", self.file, e.message)))?;
         self.grow(written.len())?;
         let t = self.put(&url)?;
         self.last = Some((written.to_string(), t));

@@ -990,7 +990,7 @@ impl Store {
                     let end = if at_most && got < len { got } else { len };
                     let cr = r.content_range.as_deref().map(|v| (v, parse_content_range(v)));
                     match cr {
-                        Some((v, None)) => format!("malformed Content-Range {v:?}"),
+                        Some((v, None)) => format!("malformed Content-Range \"{v}\""),
                         Some((_, Some((a, b, total))))
                             // Counted from `offset`: no sum that could overflow.
                             if a != offset

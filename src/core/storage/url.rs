@@ -99,7 +99,7 @@ pub fn parse(pasted: &str) -> Result<Pasted> {
                 out.path = super::join_paths(&out.path, arg);
             }
             "" => {}
-            other => return Err(unsupported(pasted, &format!("the pipeline stage {other:?}"))),
+            other => return Err(unsupported(pasted, &format!("the pipeline stage \"{other}\""))),
         }
     }
     if out.zip.is_none() && out.icechunk.is_none() && is_zip(&out.url) {

@@ -189,7 +189,7 @@ pub fn parse_directory(archive: &str, cd: &[u8], cd_offset: u64, entries: u64, z
         let name = String::from_utf8_lossy(name_bytes).into_owned();
         let mut bad_entry = None;
         if name_bytes.first() == Some(&b'/') || name_bytes.split(|&c| c == b'/' || c == b'\\').any(|s| s == b"..") {
-            bad_entry = Some(format!("its name {name:?} leaves the archive's root"));
+            bad_entry = Some(format!("its name \"{name}\" leaves the archive's root"));
         }
         if flags & 1 != 0 {
             bad_entry = Some("it is encrypted".to_string());
@@ -288,7 +288,7 @@ impl Archive {
     }
 
     fn what(&self, entry: &str) -> String {
-        format!("entry {entry:?} of the zip archive {}", self.url)
+        format!("entry \"{entry}\" of the zip archive {}", self.url)
     }
 
     /// The archive's directory, read once and cached.
