@@ -477,7 +477,8 @@ impl Store {
             Some(n) => Some(self.budget.reserve(n).await),
             None => None,
         };
-        let r = self.send_retried(c, method, url, range, Some(limit), asked).await?;
+        // A hint is sent once: its retries would hold up the reads beside it.
+        let r = self.send_retried(c, method, url, range, Some(limit), asked, cap.is_some()).await?;
         let n = r.body.len() as u64;
         if n > limit {
             return Err(too_large(&format!("{url}: the answer"), n, limit, "maxDecodedBytes"));
@@ -497,7 +498,7 @@ impl Store {
         range: Option<String>,
         limit: Option<(u64, &str)>,
     ) -> Result<Response> {
-        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None).await?;
+        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None, false).await?;
         if let Some((l, option)) = limit {
             let n = r.body.len() as u64;
             if n > l {
@@ -519,6 +520,7 @@ impl Store {
         range: Option<String>,
         limit: Option<u64>,
         asked: Option<u64>,
+        once: bool,
     ) -> Result<Response> {
         let policy = self.config.retry;
         let start = c.now();
@@ -560,7 +562,7 @@ impl Store {
                 (Some(t0), Some(t)) => t + delay - t0 > policy.budget_ms,
                 _ => false,
             };
-            if attempt >= policy.attempts || late {
+            if attempt >= policy.attempts || late || once {
                 return match got {
                     Err(e) => Err(Error::new(e.code, format!("{} (after {attempt} tries)", e.message))),
                     ok => ok,

@@ -523,6 +523,7 @@ mod tests {
             let part = self.body[a..=b].to_vec();
             let cr = |s: String| Some(s);
             Ok(match self.how {
+                "busy-start" if a == 0 => Response { status: 503, ..Default::default() },
                 "whole" => Response { status: 200, body: self.body.clone(), ..Default::default() },
                 "empty" => Response { status: 416, ..Default::default() },
                 "hidden" => Response { status: 206, body: part, ..Default::default() },
@@ -597,6 +598,21 @@ mod tests {
             reads.sort();
             assert_eq!(log, reads, "{url}");
         }
+    }
+
+    #[test]
+    fn a_start_read_that_fails_is_not_retried_and_the_open_goes_on() {
+        use crate::core::storage::{Config, Store};
+        use futures_executor::block_on;
+        let big = alloc::vec![0u8; 200 << 10];
+        let z = zip(&[("zarr.json", b"{}"), ("pad", &big)], "");
+        let c = answer(&z, "busy-start");
+        let store = Store::new(Config::default());
+        let place = block_on(Archive::new("https://h/i.zip").place(&store, &c, "zarr.json")).unwrap();
+        assert!(matches!(place, Place::Range { offset: 39, len: 2, .. }), "{place:?}");
+        let mut log: Vec<String> = c.log.borrow().iter().flatten().cloned().collect();
+        log.sort();
+        assert_eq!(log, ["bytes=-131072", "bytes=0-65535"]);
     }
 
     #[test]
