@@ -635,6 +635,69 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
     Ok(Some(Fields { text, object, raw }))
 }
 
+/// What [`members_at`] found: the members of the object at the path, and the other members met
+/// on the way there (their level, 0 the top, name and text), all as raw text of the document.
+#[derive(Debug, Default)]
+pub struct Nested<'a> {
+    /// Whether the path led to an object (else `members` is empty).
+    pub found: bool,
+    pub members: Vec<(Cow<'a, str>, &'a str)>,
+    pub beside: Vec<(usize, Cow<'a, str>, &'a str)>,
+}
+
+/// The object at `path` inside the top-level object of `text` (each name a member of the object
+/// before; of a name given twice, the later, as [`Fields::raw_text`]), read in one pass: a
+/// consolidated document's members without scanning it once per level. `None` when the
+/// document is valid JSON but not an object. The whole document is validated.
+pub fn members_at<'a>(text: &'a [u8], path: &[&str]) -> Result<Option<Nested<'a>>, Error> {
+    let s = utf8(text)?;
+    let mut p = Parser { s, b: text, i: 0 };
+    p.ws();
+    if p.peek() != Some(b'{') {
+        p.skip(0)?;
+        p.end()?;
+        return Ok(None);
+    }
+    let mut out = Nested::default();
+    out.found = object_at(&mut p, path, 0, &mut out)?;
+    p.end()?;
+    Ok(Some(out))
+}
+
+fn object_at<'a>(p: &mut Parser<'a>, path: &[&str], level: usize, out: &mut Nested<'a>) -> Result<bool, Error> {
+    p.open(level)?;
+    let mut found = path.is_empty();
+    if !p.close(b'}') {
+        loop {
+            let key = p.key()?;
+            p.ws();
+            let start = p.i;
+            let on_path = path.first().is_some_and(|n| *n == key);
+            if on_path {
+                // The later of a name wins: what an earlier one gave is dropped.
+                out.members.clear();
+                out.beside.retain(|b| b.0 <= level);
+            }
+            if on_path && p.peek() == Some(b'{') {
+                found = object_at(p, &path[1..], level + 1, out)?;
+            } else {
+                found &= !on_path;
+                p.skip(level + 1)?;
+                let raw = &p.s[start..p.i];
+                if path.is_empty() {
+                    out.members.push((key, raw));
+                } else {
+                    out.beside.push((level, key, raw));
+                }
+            }
+            if p.after_member()? {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
 /// The first member named `name` of the top-level object of `text`, when it is a string: the
 /// walk stops there (a node's `node_type` without reading its attributes). `None` for anything
 /// else, an invalid document included.
@@ -1472,6 +1535,25 @@ mod tests {
         assert_eq!(first_str(br#"{"a": [1,, "node_type": "array"}"#, "node_type"), None);
     }
 
+    #[test]
+    fn one_pass_to_a_nested_object() {
+        let doc = br#"{"a": 1, "cm": {"kind": "inline", "metadata": {"x": {"k": [1]}, "y": "t"}, "z": null}, "b": [2]}"#;
+        let n = members_at(doc, &["cm", "metadata"]).unwrap().unwrap();
+        assert!(n.found);
+        assert_eq!(n.members.iter().map(|(k, v)| (k.as_ref(), *v)).collect::<Vec<_>>(), [("x", r#"{"k": [1]}"#), ("y", r#""t""#)]);
+        let beside: Vec<_> = n.beside.iter().map(|(l, k, v)| (*l, k.as_ref(), *v)).collect();
+        assert_eq!(beside, [(0, "a", "1"), (1, "kind", r#""inline""#), (1, "z", "null"), (0, "b", "[2]")]);
+        // Of a name given twice the later wins, an object or not.
+        let n = members_at(br#"{"m": {"p": 1}, "m": {"q": 2}}"#, &["m"]).unwrap().unwrap();
+        assert_eq!(n.members.iter().map(|(k, _)| k.as_ref()).collect::<Vec<_>>(), ["q"]);
+        let n = members_at(br#"{"m": {"p": {"r": 1}}, "m": 3}"#, &["m", "p"]).unwrap().unwrap();
+        assert!(!n.found && n.members.is_empty() && n.beside.iter().all(|b| b.0 == 0));
+        assert!(!members_at(br#"{"m": [1]}"#, &["m"]).unwrap().unwrap().found);
+        assert!(members_at(b"[1]", &["m"]).unwrap().is_none());
+        assert!(members_at(br#"{"m": {"p": 1}"#, &["m"]).is_err());
+        assert!(members_at(br#"{"m": {"p": 1}} x"#, &["m"]).is_err());
+    }
+
     /// Mutated documents: accepted and rejected as serde_json does, and read to the same values.
     #[test]
     fn agrees_with_serde_json_on_mutated_documents() {
@@ -1512,6 +1594,16 @@ mod tests {
             assert_eq!(ours.is_ok(), theirs.is_ok(), "{shown:?}: ours {ours:?}, serde_json {theirs:?}");
             // The reference walk (its own paths for strings and targets) judges the same.
             assert_eq!(for_each_reference(&doc, &mut |_, _| true).is_ok(), ours.is_ok(), "{shown:?}");
+            // So does the one-pass walk to a nested object; what it finds is what parsing finds.
+            let nested = members_at(&doc, &["attributes"]);
+            assert_eq!(nested.is_ok(), ours.is_ok(), "{shown:?}");
+            if let (Ok(Some(n)), Ok(Value::Object(o))) = (&nested, &ours) {
+                let want = o.get("attributes").and_then(Value::as_object);
+                assert_eq!(n.found, want.is_some(), "{shown:?}");
+                let got: Vec<(&str, Value)> = n.members.iter().map(|(k, v)| (k.as_ref(), parse(v.as_bytes()).unwrap())).collect();
+                let want: Vec<(&str, Value)> = want.map(|w| w.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()).unwrap_or_default();
+                assert_eq!(got, want, "{shown:?}");
+            }
             if let (Ok(v), Ok(t)) = (ours, theirs) {
                 let again: serde_json::Value = serde_json::from_str(&v.to_string()).unwrap();
                 assert_eq!(again, t, "{shown:?}");

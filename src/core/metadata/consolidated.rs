@@ -3,7 +3,7 @@
 //! Zarr v2's `.zmetadata` (`zarr_consolidated_format: 1`, as zarr-python 2 and xarray write it).
 //! Members' documents are kept as their JSON text, not parsed here.
 use crate::core::error::{invalid, Result};
-use crate::core::json::{self, Keep, Value};
+use crate::core::json::{self, Value};
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -11,46 +11,45 @@ use alloc::vec::Vec;
 /// One member's document: its key relative to the group (`a/zarr.json`, `a/.zarray`) and text.
 pub type Member = (String, String);
 
-fn members(text: &str, what: &str) -> Result<Vec<Member>> {
-    let f = json::parse_object_with(text.as_bytes(), |_| Keep::Raw)
-        .map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))?
-        .ok_or_else(|| invalid(format!("{what} must be an object")))?;
-    Ok(f.raw_members().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+/// The members of the object at `path` in `text`, and the other members met on the way
+/// (level, name, text); `None` when the document is not an object.
+fn nested<'a>(text: &'a [u8], path: &[&str], what: &str) -> Result<Option<json::Nested<'a>>> {
+    json::members_at(text, path).map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))
+}
+
+/// A member met on the way, parsed (small: `kind`, `zarr_consolidated_format`).
+fn beside(n: &json::Nested, level: usize, name: &str) -> Option<Value> {
+    let raw = n.beside.iter().rev().find(|b| b.0 == level && b.1 == name)?.2;
+    json::parse(raw.as_bytes()).ok()
+}
+
+fn owned(n: json::Nested) -> Vec<Member> {
+    n.members.into_iter().map(|(k, v)| (k.into_owned(), v.to_string())).collect()
 }
 
 /// The members a Zarr v3 group's `zarr.json` holds in `consolidated_metadata` (keys
 /// `<path>/zarr.json`); `None` when it holds none, or of a kind this reader does not know (it
-/// need not: `must_understand` is false).
+/// need not: `must_understand` is false). One pass over the document, however large.
 pub fn v3(zarr_json: &[u8]) -> Result<Option<Vec<Member>>> {
-    let keep = |k: &str| if k == "consolidated_metadata" { Keep::Raw } else { Keep::Skip };
-    let Ok(Some(f)) = json::parse_object_with(zarr_json, keep) else { return Ok(None) };
-    let Some(raw) = f.raw_text("consolidated_metadata").filter(|t| t.starts_with('{')) else { return Ok(None) };
-    let keep = |k: &str| if k == "metadata" { Keep::Raw } else { Keep::Parse };
-    let what = "consolidated_metadata";
-    let cm = json::parse_object_with(raw.as_bytes(), keep)
-        .map_err(|e| invalid(format!("{what} is not valid JSON: {e}")))?
-        .ok_or_else(|| invalid(format!("{what} must be an object")))?;
-    if cm.object.get("kind").and_then(Value::as_str).is_some_and(|k| k != "inline") {
+    let Ok(Some(n)) = nested(zarr_json, &["consolidated_metadata", "metadata"], "zarr.json") else { return Ok(None) };
+    if !n.found || beside(&n, 1, "kind").is_some_and(|k| k.as_str() != Some("inline")) {
         return Ok(None);
     }
-    let Some(metadata) = cm.raw_text("metadata").filter(|t| t.starts_with('{')) else { return Ok(None) };
-    let list = members(metadata, "consolidated_metadata.metadata")?;
-    Ok(Some(list.into_iter().map(|(path, doc)| (format!("{}/zarr.json", path.trim_matches('/')), doc)).collect()))
+    Ok(Some(owned(n).into_iter().map(|(path, doc)| (format!("{}/zarr.json", path.trim_matches('/')), doc)).collect()))
 }
 
 /// The members a Zarr v2 `.zmetadata` holds (keys as it spells them: `.zgroup`, `a/.zarray`,
 /// `a/.zattrs`, …).
 pub fn v2(zmetadata: &[u8]) -> Result<Vec<Member>> {
-    let keep = |k: &str| if k == "metadata" { Keep::Raw } else { Keep::Parse };
-    let f = json::parse_object_with(zmetadata, keep)
-        .map_err(|e| invalid(format!(".zmetadata is not valid JSON: {e}")))?
-        .ok_or_else(|| invalid(".zmetadata must be an object"))?;
-    match f.object.get("zarr_consolidated_format").and_then(Value::as_u64) {
+    let n = nested(zmetadata, &["metadata"], ".zmetadata")?.ok_or_else(|| invalid(".zmetadata must be an object"))?;
+    match beside(&n, 0, "zarr_consolidated_format").and_then(|v| v.as_u64()) {
         Some(1) => {}
         other => return Err(invalid(format!(".zmetadata: zarr_consolidated_format must be 1, found {other:?}"))),
     }
-    let metadata = f.raw_text("metadata").filter(|t| t.starts_with('{')).ok_or_else(|| invalid(".zmetadata needs a metadata object"))?;
-    members(metadata, ".zmetadata metadata")
+    if !n.found {
+        return Err(invalid(".zmetadata needs a metadata object"));
+    }
+    Ok(owned(n))
 }
 
 #[cfg(test)]
