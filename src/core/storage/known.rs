@@ -20,7 +20,13 @@ impl Known {
     /// `docs`: (URL, text, or `None` for a document known to be absent).
     pub fn new(docs: Vec<(String, Option<Vec<u8>>)>) -> Known {
         let docs: Vec<(String, Option<Rc<Vec<u8>>>)> = docs.into_iter().map(|(u, d)| (u, d.map(Rc::new))).collect();
-        let keys: Vec<&str> = docs.iter().map(|(u, _)| u.as_str()).collect();
+        // Compared past the prefix they all share (the group's URL), not through it at every
+        // comparison (a few ms of the open of a group of 3,000 arrays).
+        let first = docs.first().map_or(&[][..], |(u, _)| u.as_bytes());
+        let shared = docs.iter().fold(first.len(), |n, (u, _)| {
+            first.iter().zip(u.as_bytes()).take(n).take_while(|(a, b)| a == b).count()
+        });
+        let keys: Vec<&[u8]> = docs.iter().map(|(u, _)| &u.as_bytes()[shared..]).collect();
         let order = crate::core::nd::order(docs.len(), &|a, b| keys[a] < keys[b]);
         let mut slots: Vec<Option<(String, Option<Rc<Vec<u8>>>)>> = docs.into_iter().map(Some).collect();
         let mut sorted: Vec<(String, Option<Rc<Vec<u8>>>)> = Vec::with_capacity(slots.len());
