@@ -51,11 +51,23 @@ packages_and_python() {
   fi
 
 
-  # 5. The S3 API server of the tests (moto in server mode, boto3 to fill it), in its own venv.
-  S3_VENV=tests/.tmp/venv-s3
-  if [ -x "$S3_VENV/bin/moto_server" ] && [ "$S3_VENV/.stamp" -nt tests/s3/requirements.txt ]; then
-    say "moto (S3 API server): present"
-  else
+  # 5. The S3 API server of the tests (moto in server mode, boto3 to fill it), in its own venv:
+  #    a tool like the others, kept for the machine (outside the clone, one per set of pins in
+  #    tests/s3/requirements.txt; a fresh clone does not install it again) and linked at
+  #    tests/.tmp/venv-s3. Where no cache directory can be made, in the clone.
+  local cache key link=tests/.tmp/venv-s3
+  cache="${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/shardfetch"
+  key=$(grep -v "^#" tests/s3/requirements.txt | sha256sum | cut -c1-16)
+  S3_VENV="$cache/venv-s3-$key"
+  mkdir -p tests/.tmp
+  if ! mkdir -p "$cache" 2>/dev/null || [ ! -w "$cache" ]; then
+    S3_VENV=$link
+  fi
+  s3_venv() {
+    if [ -x "$S3_VENV/bin/moto_server" ] && [ -f "$S3_VENV/.stamp" ]; then
+      say "moto (S3 API server): present ($S3_VENV)"
+      return
+    fi
     say "python3 -m venv $S3_VENV; pip install -r tests/s3/requirements.txt"
     rm -rf "$S3_VENV"
     if ! python3 -m venv "$S3_VENV"; then
@@ -65,8 +77,21 @@ packages_and_python() {
       as_root apt-get install -y --no-install-recommends python3-venv </dev/null
       python3 -m venv "$S3_VENV"
     fi
-    "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null
+    if ! "$S3_VENV/bin/pip" install -q --disable-pip-version-check -r tests/s3/requirements.txt </dev/null; then
+      rm -rf "$S3_VENV"
+      return 1
+    fi
     touch "$S3_VENV/.stamp"
+  }
+  if [ "$S3_VENV" != "$link" ] && command -v flock >/dev/null 2>&1; then
+    # Two runs on one machine: one installs, the other waits for it.
+    ( flock 9 && s3_venv ) 9>"$cache/venv-s3.lock"
+  else
+    s3_venv
+  fi
+  if [ "$S3_VENV" != "$link" ]; then
+    rm -rf "$link"
+    ln -s "$S3_VENV" "$link"
   fi
 }
 
