@@ -635,6 +635,20 @@ fn object_with<'a>(text: &'a [u8], keep: &mut dyn FnMut(&str) -> Keep) -> Result
     Ok(Some(Fields { text, object, raw }))
 }
 
+/// A parser at the `{` of the top-level object of `text`; `None` when the document is valid
+/// JSON but not an object.
+fn at_object(text: &[u8]) -> Result<Option<Parser<'_>>, Error> {
+    let s = utf8(text)?;
+    let mut p = Parser { s, b: text, i: 0 };
+    p.ws();
+    if p.peek() != Some(b'{') {
+        p.skip(0)?;
+        p.end()?;
+        return Ok(None);
+    }
+    Ok(Some(p))
+}
+
 /// What [`members_at`] found: the members of the object at the path, and the other members met
 /// on the way there (their level, 0 the top, name and text), all as raw text of the document.
 #[derive(Debug, Default)]
@@ -650,14 +664,7 @@ pub struct Nested<'a> {
 /// consolidated document's members without scanning it once per level. `None` when the
 /// document is valid JSON but not an object. The whole document is validated.
 pub fn members_at<'a>(text: &'a [u8], path: &[&str]) -> Result<Option<Nested<'a>>, Error> {
-    let s = utf8(text)?;
-    let mut p = Parser { s, b: text, i: 0 };
-    p.ws();
-    if p.peek() != Some(b'{') {
-        p.skip(0)?;
-        p.end()?;
-        return Ok(None);
-    }
+    let Some(mut p) = at_object(text)? else { return Ok(None) };
     let mut out = Nested::default();
     out.found = object_at(&mut p, path, 0, &mut out)?;
     p.end()?;
@@ -757,14 +764,8 @@ fn walk<'a>(
     text: &'a [u8],
     member: &mut dyn FnMut(Cow<'a, str>, &mut Parser<'a>) -> Result<bool, Error>,
 ) -> Result<Option<&'a str>, Error> {
-    let s = utf8(text)?;
-    let mut p = Parser { s, b: text, i: 0 };
-    p.ws();
-    if p.peek() != Some(b'{') {
-        p.skip(0)?;
-        p.end()?;
-        return Ok(None);
-    }
+    let Some(mut p) = at_object(text)? else { return Ok(None) };
+    let s = p.s;
     p.i += 1;
     if !p.close(b'}') {
         loop {
