@@ -76,6 +76,20 @@ async function expectCode(promise, code, what) {
   return err;
 }
 
+test("a server that ignores Range: the HDF5 file a reference file's arrays share is downloaded once for all", async () => {
+  const from = server.log.length;
+  const g = await api.open(`${base}/__mode/ignore-range${REFS}`, { workers: false });
+  const names = ["gzip_i16", "plain_f32"];
+  for (const name of names) {
+    const arr = await g.openArray(name);
+    assert.deepEqual(bytesOf((await arr.get(arr.shape.map(() => null))).data), expected(`ct_kerchunk_${name}`), name);
+    arr.close();
+  }
+  const h5 = seen(from).filter((e) => e.path.endsWith(".h5"));
+  assert.deepEqual(h5.map((e) => e.status), [200], `one whole download for ${names.length} arrays: ${JSON.stringify(h5)}`);
+  g.close?.();
+});
+
 test("chunks of one HDF5 target wanted together are one request; metadata comes from the reference file", async () => {
   const from = server.log.length;
   const arr = await api.openArray(`${base}${REFS}`, { path: "gzip_i16", workers: false });

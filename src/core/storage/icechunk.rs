@@ -257,6 +257,7 @@ pub struct Repo {
     manifest: RefCell<Option<([u8; 12], Rc<(u8, Vec<u8>)>)>>,
     /// The caller's mapping of virtual chunk locations (`resolveUrl`).
     resolve: Option<Rc<dyn super::url::ResolveUrl>>,
+    pub(super) last_whole: super::objects::LastWhole,
 }
 
 impl PartialEq for Repo {
@@ -279,6 +280,7 @@ impl Repo {
             containers,
             manifest,
             resolve,
+            last_whole: Default::default(),
         }
     }
 

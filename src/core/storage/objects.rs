@@ -8,6 +8,11 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::future::Future;
 
+/// The last object a server sent whole for a ranged request, shared by the stores of a mount's
+/// nodes (a reference file's HDF5 file, a repository's virtual targets): each array would
+/// otherwise download it again.
+pub type LastWhole = Rc<core::cell::RefCell<Option<(alloc::string::String, Rc<Vec<u8>>)>>>;
+
 /// Bytes read, with the object's total size when the answer told it.
 #[derive(Clone)]
 pub struct RangeRead {

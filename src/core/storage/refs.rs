@@ -137,6 +137,7 @@ pub struct References {
     /// The index, once read: held for the mount's life, as the byte-bounded cache may let it go
     /// (and reading the file again costs its whole size).
     held: RefCell<Option<Rc<Index>>>,
+    pub(super) last_whole: super::objects::LastWhole,
 }
 
 impl fmt::Debug for References {
@@ -192,7 +193,7 @@ impl References {
         let (base, _) = split_url(url);
         let mut prefix = base;
         prefix.push('/');
-        References { url: String::from(url), prefix, resolve, held: RefCell::default() }
+        References { url: String::from(url), prefix, resolve, held: RefCell::default(), last_whole: Default::default() }
     }
 
     /// The key of an object URL under this reference file.

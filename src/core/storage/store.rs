@@ -117,6 +117,8 @@ enum Entry {
 
 type Key = (String, Slot);
 
+pub use super::objects::LastWhole;
+
 /// A store inside an object: the objects under its prefix are found by it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mount {
@@ -135,6 +137,15 @@ impl Mount {
             Mount::Zip(z) => z.key(url),
             Mount::Icechunk(r) => r.key(url),
             Mount::References(r) => r.key(url),
+        }
+    }
+
+    /// What its stores share of objects sent whole (a zip archive's own: its directory).
+    fn last_whole(&self) -> Option<LastWhole> {
+        match self {
+            Mount::Zip(_) => None,
+            Mount::Icechunk(r) => Some(r.last_whole.clone()),
+            Mount::References(r) => Some(r.last_whole.clone()),
         }
     }
 }
@@ -185,7 +196,7 @@ pub struct Store {
     /// The last whole object a server sent for a ranged read (it ignores Range), kept even above
     /// `cache_bytes` (within `max_body`): reads one after another in the same object would
     /// otherwise each download it whole again.
-    last_whole: RefCell<Option<(String, Rc<Vec<u8>>)>>,
+    last_whole: LastWhole,
     /// Bytes of ranged answers in flight, at most `max_body` together (one larger alone).
     budget: Budget,
     /// A store inside an object (a zip archive): the objects under its prefix are its.
@@ -244,13 +255,16 @@ impl Store {
             pins: Rc::new(Cell::new(0)),
             pinned: Rc::new(RefCell::new(VecMap::new())),
             wholes_held: Rc::new(RefCell::new(VecMap::new())),
-            last_whole: RefCell::new(None),
+            last_whole: LastWhole::default(),
             stats: Cell::new(Stats::default()),
         }
     }
 
     /// This store with objects inside another one: a zip archive's entries under its URL.
     pub fn with_mount(mut self, mount: Mount) -> Self {
+        if let Some(shared) = mount.last_whole() {
+            self.last_whole = shared;
+        }
         self.mount = Some(mount);
         self
     }
