@@ -374,24 +374,17 @@ async fn detect_in<C: HttpClient>(
 fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
     let members = consolidated::v2(text).map_err(|e| e.at(&place.file(".zmetadata")))?;
     let node = place.node();
-    // First what each node lacks, then the documents: of a URL given twice `Known` keeps the
-    // later, so a document held wins over "absent".
-    let mut docs: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    // The documents, and the nodes they describe: what such a node does not hold, it lacks.
+    let mut nodes: Vec<String> = Vec::new();
     let mut held: Vec<(String, Option<Vec<u8>>)> = Vec::new();
     for (key, doc) in members {
         let (path, file) = key.rsplit_once('/').unwrap_or(("", key.as_str()));
         if matches!(file, ".zarray" | ".zgroup") {
-            let dir = join(&node, path);
-            for file in ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"] {
-                if !(path.is_empty() && file == ".zmetadata") {
-                    docs.push((join(&dir, file), None));
-                }
-            }
+            nodes.push(join(&node, path));
         }
         held.push((join(&node, &key), Some(doc.into_bytes())));
     }
-    docs.append(&mut held);
-    store.set_known(Some(Rc::new(Known::new(docs))));
+    store.set_known(Some(Rc::new(Known::new(held).lacking(nodes, &node))));
     Ok(())
 }
 
