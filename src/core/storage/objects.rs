@@ -9,8 +9,8 @@ use core::any::Any;
 use core::future::Future;
 
 /// The last object a server sent whole for a ranged request, shared by the stores of a mount's
-/// nodes (a reference file's HDF5 file, a repository's virtual targets): each array would
-/// otherwise download it again.
+/// nodes (a zip archive, a reference file's HDF5 file, a repository's virtual targets): each
+/// array would otherwise download it again.
 pub type LastWhole = Rc<core::cell::RefCell<Option<(alloc::string::String, Rc<Vec<u8>>)>>>;
 
 /// Bytes read, with the object's total size when the answer told it.
@@ -27,8 +27,6 @@ pub trait Objects {
     fn max_document(&self) -> u64;
     /// `range` of the object at `url` itself; `None` when it does not exist.
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
-    /// The whole object at `url` when a read of it brought all of it (a server ignoring Range).
-    fn whole_kept(&self, url: &str) -> Option<alloc::rc::Rc<Vec<u8>>>;
     /// The whole object at `url` as a document of at most `limit` bytes; `None` when absent.
     async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>>;
     /// A value computed from the object at `url` under `key`, cached within the store's byte

@@ -140,12 +140,12 @@ impl Mount {
         }
     }
 
-    /// What its stores share of objects sent whole (a zip archive's own: its directory).
-    fn last_whole(&self) -> Option<LastWhole> {
+    /// What its stores share of objects a server sent whole.
+    fn last_whole(&self) -> LastWhole {
         match self {
-            Mount::Zip(_) => None,
-            Mount::Icechunk(r) => Some(r.last_whole.clone()),
-            Mount::References(r) => Some(r.last_whole.clone()),
+            Mount::Zip(z) => z.last_whole.clone(),
+            Mount::Icechunk(r) => r.last_whole.clone(),
+            Mount::References(r) => r.last_whole.clone(),
         }
     }
 }
@@ -262,9 +262,7 @@ impl Store {
 
     /// This store with objects inside another one: a zip archive's entries under its URL.
     pub fn with_mount(mut self, mount: Mount) -> Self {
-        if let Some(shared) = mount.last_whole() {
-            self.last_whole = shared;
-        }
+        self.last_whole = mount.last_whole();
         self.mount = Some(mount);
         self
     }
@@ -1114,9 +1112,6 @@ impl Objects for Store {
     }
     async fn read_object<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read_object(self, c, url, range).await
-    }
-    fn whole_kept(&self, url: &str) -> Option<Rc<Vec<u8>>> {
-        self.whole_held(url).filter(|_| self.range_ignored.get())
     }
     async fn read_object_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
         Store::read_object_document(self, c, url, limit).await

@@ -250,6 +250,7 @@ pub struct Archive {
     pub prefix: String,
     /// Its directory, once read: kept here too, for the stores of every node opened in it.
     read: core::cell::RefCell<Option<Rc<Directory>>>,
+    pub(super) last_whole: super::objects::LastWhole,
 }
 
 impl PartialEq for Archive {
@@ -279,7 +280,7 @@ pub(super) fn key_under<'a>(prefix: &str, url: &'a str) -> Option<&'a str> {
 impl Archive {
     pub fn new(url: &str) -> Archive {
         let (base, _) = super::split_url(url);
-        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None) }
+        Archive { url: String::from(url), prefix: format!("{base}/"), read: core::cell::RefCell::new(None), last_whole: Default::default() }
     }
 
     /// The entry name of an object URL under this archive.
@@ -325,10 +326,7 @@ impl Archive {
             };
             let entries = parse_directory(&url, &cd, cd_offset, entries, zip64)?;
             let head = head.filter(|h| h.object_size.is_none_or(|n| n == size)).map(|h| Rc::new(h.bytes));
-            // A server that ignored the range sent all of it: kept with the directory, which the
-            // stores of every node in the archive share (each would download it again).
-            let kept = store.whole_kept(&url).filter(|w| w.len() as u64 == size);
-            let front = if tail_at == 0 { Some(Rc::new(tail.bytes)) } else { kept.or(head) };
+            let front = if tail_at == 0 { Some(Rc::new(tail.bytes)) } else { head };
             Ok(Directory { entries, comment, zip64, size, front })
         };
         store.memo(c, &self.url, alloc::vec![KEY_INDEX], Directory::nbytes, work).await
