@@ -184,3 +184,32 @@ mod tests {
         assert!(ERROR_CODES_TS.starts_with("export type CoreErrorCode = | \"NotFound\""));
     }
 }
+
+/// `Debug` in unit tests only: trait objects (codecs, decoders, resolvers) print in assertions
+/// there, while the module carries no `Debug` code for them.
+#[cfg(test)]
+pub trait TestDebug: core::fmt::Debug {}
+#[cfg(test)]
+impl<T: core::fmt::Debug + ?Sized> TestDebug for T {}
+#[cfg(not(test))]
+pub trait TestDebug {}
+#[cfg(not(test))]
+impl<T: ?Sized> TestDebug for T {}
+
+
+/// A list as `[1, 2, 3]` in messages: `Display`, where `{:?}` would link `Debug` for each
+/// element type into the module.
+pub struct List<'a, T>(pub &'a [T]);
+
+impl<T: core::fmt::Display> core::fmt::Display for List<'_, T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("[")?;
+        for (i, x) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            x.fmt(f)?;
+        }
+        f.write_str("]")
+    }
+}

@@ -263,7 +263,7 @@ impl WasmRegion {
                     let coords = &plan.pieces[i].coords;
                     let mut out = out.borrow_mut();
                     let out = out.as_mut().ok_or_else(finished)?;
-                    out.put(i, &d).map_err(|e| e.at(&alloc::format!("{} chunk {coords:?}", a.url())))
+                    out.put(i, &d).map_err(|e| e.at(&alloc::format!("{} chunk {}", a.url(), crate::core::error::List(coords))))
                 }
                 Got::Encoded(bytes) => {
                     let p = &plan.pieces[i];

@@ -160,7 +160,7 @@ pub fn decode(b: &[u8], width: usize, shape: [u64; 3]) -> Result<Vec<u8>> {
     let h = Header::parse(b)?;
     let [sx, sy, sz] = [h.sx, h.sy, h.sz];
     if [sx as u64, sy as u64, sz as u64] != shape {
-        return Err(corrupt_in("compresso", format!("a {sx}x{sy}x{sz} stream for a {shape:?} chunk")));
+        return Err(corrupt_in("compresso", format!("a {sx}x{sy}x{sz} stream for a {} chunk", crate::core::error::List(&shape))));
     }
     if h.width != width {
         return Err(corrupt_in("compresso", format!("{}-byte labels for a {width}-byte data type", h.width)));

@@ -83,7 +83,7 @@ fn decode_channel(w: &Words, label: usize, block: [u64; 3], shape: [u64; 3], out
     if headers.is_none_or(|h| h > w.len()) {
         return Err(corrupt_in(
             "compressed_segmentation",
-            format!("{grid:?} blocks need more headers than the {} words present", w.len()),
+            format!("{} blocks need more headers than the {} words present", crate::core::error::List(&grid), w.len()),
         ));
     }
     let volume = bx

@@ -24,7 +24,7 @@ impl Transpose {
         };
         let mut seen = alloc::vec![false; ndim];
         if order.len() != ndim || order.iter().any(|&i| i >= ndim || core::mem::replace(&mut seen[i], true)) {
-            return Err(invalid(format!("transpose order {order:?} is not a permutation of {ndim} axes")));
+            return Err(invalid(format!("transpose order {} is not a permutation of {ndim} axes", crate::core::error::List(&order))));
         }
         Ok(Transpose { order })
     }

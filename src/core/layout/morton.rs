@@ -13,7 +13,7 @@ impl Morton {
     pub fn new(grid: [u64; 3]) -> Result<Morton> {
         let bits = grid.map(|g| 64 - g.saturating_sub(1).leading_zeros());
         if bits.iter().sum::<u32>() > 64 {
-            return err(ErrorCode::InvalidMetadata, format!("a chunk grid of {grid:?} has more than 2^64 chunks"));
+            return err(ErrorCode::InvalidMetadata, format!("a chunk grid of {} has more than 2^64 chunks", crate::core::error::List(&grid)));
         }
         Ok(Morton { bits })
     }

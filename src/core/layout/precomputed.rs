@@ -130,9 +130,10 @@ impl ScaleLayout {
             return err(
                 ErrorCode::InvalidSelection,
                 format!(
-                    "scale \"{}\": chunk {coords:?} is outside the chunk grid {:?}",
+                    "scale \"{}\": chunk {} is outside the chunk grid {}",
                     self.scale().key,
-                    self.grid.count()
+                    crate::core::error::List(coords),
+                    crate::core::error::List(&self.grid.count())
                 ),
             );
         }

@@ -44,7 +44,7 @@ pub fn v2(zmetadata: &[u8]) -> Result<Vec<Member>> {
     let n = nested(zmetadata, &["metadata"], ".zmetadata")?.ok_or_else(|| invalid(".zmetadata must be an object"))?;
     match beside(&n, 0, "zarr_consolidated_format").and_then(|v| v.as_u64()) {
         Some(1) => {}
-        other => return Err(invalid(format!(".zmetadata: zarr_consolidated_format must be 1, found {other:?}"))),
+        other => return Err(invalid(format!(".zmetadata: zarr_consolidated_format must be 1, found {}", other.map_or("none".into(), |v| v.to_string())))),
     }
     if !n.found {
         return Err(invalid(".zmetadata needs a metadata object"));

@@ -100,7 +100,7 @@ fn triple<T: Copy + Default>(v: Option<&Value>, what: &str, get: impl Fn(&Value)
 fn positive(v: Option<&Value>, what: &str) -> Result<[u64; 3]> {
     let t = triple(v, what, Value::as_u64)?;
     if t.contains(&0) {
-        return Err(invalid(format!("{what} entries must be positive, found {t:?}")));
+        return Err(invalid(format!("{what} entries must be positive, found {}", crate::core::error::List(&t))));
     }
     Ok(t)
 }
@@ -182,7 +182,7 @@ impl ScaleInfo {
         };
         for (s, off) in size.iter().zip(&voxel_offset) {
             if i64::try_from(*s).ok().and_then(|s| off.checked_add(s)).is_none() {
-                return Err(at(invalid(format!("voxel_offset {voxel_offset:?} + size {size:?} overflows"))));
+                return Err(at(invalid(format!("voxel_offset {} + size {} overflows", crate::core::error::List(&voxel_offset), crate::core::error::List(&size)))));
             }
         }
         let first = match o.get("chunk_sizes").and_then(Value::as_array) {

@@ -289,7 +289,7 @@ impl Array {
     fn check_size(&self, coords: &[u64], shape: &[u64]) -> Result<usize> {
         let n = checked_bytes(shape, self.dtype().size() as u64)?;
         if n > self.max_decoded {
-            let what = format!("{}: chunk {coords:?} decoded", self.url);
+            let what = format!("{}: chunk {} decoded", self.url, crate::core::error::List(coords));
             return Err(too_large(&what, n as u64, self.max_decoded as u64, "maxDecodedBytes"));
         }
         Ok(n)
@@ -369,7 +369,7 @@ impl Array {
         let mut objects: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, p) in plan.pieces.iter().enumerate() {
             if !grid.contains(&p.coords) {
-                let why = format!("{}: chunk {:?} is outside the chunk grid {:?}", self.url, p.coords, grid.count());
+                let why = format!("{}: chunk {} is outside the chunk grid {}", self.url, crate::core::error::List(&p.coords), crate::core::error::List(&grid.count()));
                 emit(i, Err(Error::new(ErrorCode::InvalidSelection, why)))?;
                 continue;
             }
@@ -517,7 +517,7 @@ pub async fn read_region<C: HttpClient>(a: &Array, c: &C, sel: &[Sel]) -> Result
     a.read(c, &plan, true, |i, got| match got? {
         Got::Decoded(d) => {
             let coords = &plan.pieces[i].coords;
-            out.put(i, &d).map_err(|e| e.at(&format!("{} chunk {coords:?}", a.url)))
+            out.put(i, &d).map_err(|e| e.at(&format!("{} chunk {}", a.url, crate::core::error::List(coords))))
         }
         _ => Ok(()),
     })

@@ -20,6 +20,16 @@ pub enum Sel {
     Range(u64, u64),
 }
 
+impl Sel {
+    fn shown(self) -> alloc::string::String {
+        match self {
+            Sel::All => "all".into(),
+            Sel::Index(i) => format!("index {i}"),
+            Sel::Range(a, b) => format!("{a}..{b}"),
+        }
+    }
+}
+
 /// A selection normalised against a shape: per axis `[start, stop)` and whether it is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
@@ -45,7 +55,7 @@ impl Region {
                 _ => {
                     return err(
                         ErrorCode::InvalidSelection,
-                        format!("selection {s:?} is out of bounds for axis {axis} of length {n}"),
+                        format!("selection {} is out of bounds for axis {axis} of length {n}", s.shown()),
                     )
                 }
             };

@@ -208,7 +208,7 @@ fn resolve(url: &str, at: IndexSpan, offset: u64, len: Option<u64>) -> Result<By
     let too_small = |need: u64| {
         Err(Error::new(
             ErrorCode::CorruptShard,
-            format!("{url}: a {need}-byte index does not fit in the {len:?}-byte shard"),
+            format!("{url}: a {need}-byte index does not fit in the {}-byte shard", len.unwrap_or(0)),
         ))
     };
     Ok(match (at, len) {

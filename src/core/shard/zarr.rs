@@ -101,7 +101,9 @@ fn chunks_per_shard(chunk_shape: &[u64], shard_shape: &[u64]) -> Result<(Vec<u64
         return err(
             ErrorCode::InvalidMetadata,
             format!(
-                "sharding_indexed: inner chunk shape {chunk_shape:?} does not divide the shard shape {shard_shape:?}"
+                "sharding_indexed: inner chunk shape {} does not divide the shard shape {}",
+                crate::core::error::List(chunk_shape),
+                crate::core::error::List(shard_shape)
             ),
         );
     }

@@ -1011,7 +1011,7 @@ impl Store {
                                 || b.checked_sub(a).and_then(|d| d.checked_add(1)) != Some(end)
                                 || total.is_some_and(|t| t.checked_sub(offset).is_none_or(|r| r < end || (end < len && r != end))) =>
                         {
-                            format!("asked for bytes {offset}-{last}, the answer says {a}-{b}/{total:?}")
+                            format!("asked for bytes {offset}-{last}, the answer says {a}-{b}/{}", total.map_or("*".into(), |t| t.to_string()))
                         }
                         _ if got != end || got == 0 => format!("asked for {len} bytes at {offset}, got {got}"),
                         _ => {

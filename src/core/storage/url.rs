@@ -25,10 +25,17 @@ pub struct Pasted {
 
 /// The caller's resolver of the URLs a store names (the `resolveUrl` option): a reference file's
 /// targets, an Icechunk repository's virtual chunks.
-pub trait ResolveUrl: core::fmt::Debug {
+pub trait ResolveUrl: crate::core::error::TestDebug {
     /// The URL to fetch for `url` (templates expanded, a relative one already resolved against
     /// the file naming it); returning `url` keeps it.
     fn resolve(&self, url: &str) -> Result<String>;
+}
+
+#[cfg(not(test))]
+impl core::fmt::Debug for dyn ResolveUrl + '_ {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("resolveUrl")
+    }
 }
 
 /// `s3://bucket/key` and `gs://bucket/key` as their public HTTPS URLs (Neuroglancer's mapping);

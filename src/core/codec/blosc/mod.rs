@@ -121,7 +121,7 @@ pub fn header(frame: &[u8]) -> Result<Header> {
     };
     // c-blosc keeps these in C ints.
     if h.nbytes > i32::MAX as u32 || h.blocksize > i32::MAX as u32 || h.cbytes > i32::MAX as u32 {
-        return Err(corrupt_in("blosc", format!("sizes out of range in the header ({h:?})")));
+        return Err(corrupt_in("blosc", format!("sizes out of range in the header ({} bytes, blocks of {}, {} compressed)", h.nbytes, h.blocksize, h.cbytes)));
     }
     if (h.cbytes as usize) < HEADER_LEN {
         return Err(corrupt_in("blosc", format!("header says the frame has {} bytes, less than its header", h.cbytes)));
