@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The core's layers, bottom up; a layer may import the ones before it.
 const LAYERS: &[&[&str]] =
-    &[&["error", "nd", "json", "zstd"], &["storage"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
+    &[&["error", "nd", "json", "zstd", "crc"], &["storage"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
 
 /// `src/`, or another tree to check (`SHARDFETCH_LAYERS_SRC`, e.g. an older checkout).
 fn src() -> PathBuf {

@@ -3,8 +3,8 @@
 //!
 //! | layer | what | may import |
 //! |---|---|---|
-//! | [`error`], [`nd`], [`json`], [`zstd`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser; bounded zstd decoding | — |
-//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter; stores over stores (zip archives, Icechunk repositories, consolidated documents) | `error`, `nd`, `json`, `zstd` |
+//! | [`error`], [`nd`], [`json`], [`zstd`], [`crc`] | errors and limits; n-d index arithmetic; JSON values, parser, serialiser; bounded zstd decoding; CRC-32 and CRC-32C | — |
+//! | [`storage`] | byte reads over HTTP: fallbacks, sharing, coalescing, cache, limiter; stores over stores (zip archives, Icechunk repositories, consolidated documents) | `error`, `nd`, `json`, `zstd`, `crc` |
 //! | [`metadata`] | documents → one array description (all formats) | `error`, `nd`, `json` |
 //! | [`codec`] | one file per codec behind one trait; chains | + `metadata` |
 //! | [`shard`] | shard indexes → byte spans, read through the store | + `storage`, `codec` |
@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod codec;
+pub mod crc;
 pub mod error;
 pub mod json;
 pub mod layout;

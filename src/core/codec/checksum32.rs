@@ -177,9 +177,9 @@ impl Codec for Checksum32 {
         let stored = u32::from_le_bytes([b[sum], b[sum + 1], b[sum + 2], b[sum + 3]]);
         let p = &b[payload.clone()];
         let actual = match &self.sum {
-            Sum::Crc32 => crc32fast::hash(p),
+            Sum::Crc32 => crate::core::crc::crc32(p),
             Sum::Adler32 => adler32(p),
-            Sum::Crc32c => crc32c::crc32c(p),
+            Sum::Crc32c => crate::core::crc::crc32c(p),
             Sum::Fletcher32 => fletcher32(p),
             Sum::JenkinsLookup3 { initval, prefix } if prefix.is_empty() => jenkins_lookup3(p, *initval),
             Sum::JenkinsLookup3 { initval, prefix } => {
@@ -253,9 +253,9 @@ mod tests {
         for name in ["crc32", "adler32", "crc32c", "fletcher32", "jenkins_lookup3"] {
             let c = Checksum32::parse(name, &Map::new()).unwrap().unwrap();
             let sum = match &c.sum {
-                Sum::Crc32 => crc32fast::hash(&payload),
+                Sum::Crc32 => crate::core::crc::crc32(&payload),
                 Sum::Adler32 => adler32(&payload),
-                Sum::Crc32c => crc32c::crc32c(&payload),
+                Sum::Crc32c => crate::core::crc::crc32c(&payload),
                 Sum::Fletcher32 => fletcher32(&payload),
                 Sum::JenkinsLookup3 { initval, .. } => jenkins_lookup3(&payload, *initval),
             }

@@ -35,7 +35,7 @@ pub fn strip_crc32c(mut data: Vec<u8>) -> Result<Vec<u8>> {
 
 pub fn verify_crc32c(data: &[u8], stored: &[u8]) -> Result<()> {
     let stored = u32::from_le_bytes([stored[0], stored[1], stored[2], stored[3]]);
-    let actual = crc32c::crc32c(data);
+    let actual = crate::core::crc::crc32c(data);
     if stored != actual {
         return err(
             ErrorCode::ChecksumMismatch,
@@ -52,9 +52,9 @@ mod tests {
     #[test]
     fn crc32c_known_vector() {
         // RFC 3720 test vector: 32 bytes of zeros.
-        assert_eq!(crc32c::crc32c(&[0u8; 32]), 0x8a9136aa);
+        assert_eq!(crate::core::crc::crc32c(&[0u8; 32]), 0x8a9136aa);
         let mut v = alloc::vec![1u8, 2, 3];
-        v.extend_from_slice(&crc32c::crc32c(&[1, 2, 3]).to_le_bytes());
+        v.extend_from_slice(&crate::core::crc::crc32c(&[1, 2, 3]).to_le_bytes());
         assert_eq!(strip_crc32c(v.clone()).unwrap(), [1, 2, 3]);
         v[0] ^= 1;
         assert_eq!(strip_crc32c(v).unwrap_err().code, ErrorCode::ChecksumMismatch);

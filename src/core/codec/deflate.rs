@@ -73,7 +73,7 @@ pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>> {
     }
     let c = &data[data.len() - 8..data.len() - 4];
     let stored = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    let actual = crc32fast::hash(&out);
+    let actual = crate::core::crc::crc32(&out);
     if stored != actual {
         return err(
             ErrorCode::ChecksumMismatch,
@@ -139,7 +139,7 @@ mod tests {
     fn gzip_wrap(deflated: &[u8], data: &[u8]) -> Vec<u8> {
         let mut g = alloc::vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
         g.extend_from_slice(deflated);
-        g.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+        g.extend_from_slice(&crate::core::crc::crc32(data).to_le_bytes());
         g.extend_from_slice(&(data.len() as u32).to_le_bytes());
         g
     }

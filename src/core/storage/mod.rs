@@ -3,7 +3,7 @@
 //! wanted together, the request limiter, the byte-bounded cache, counters; stores inside
 //! objects (zip archives, Icechunk repositories). Knows nothing of arrays, shards or formats.
 //!
-//! May import: `error`, `nd`, `json`, `zstd`.
+//! May import: `error`, `nd`, `json`, `zstd`, `crc`.
 //!
 //! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
 //! each imports only those below it, see `core`.)

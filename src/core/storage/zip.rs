@@ -430,7 +430,7 @@ impl Archive {
             if out.len() != n {
                 return Err(Error::new(ErrorCode::CorruptChunk, format!("{what}: inflates to {} bytes, not {n}", out.len())));
             }
-            if crc32fast::hash(&out) != e.crc {
+            if crate::core::crc::crc32(&out) != e.crc {
                 return Err(Error::new(ErrorCode::ChecksumMismatch, format!("{what}: CRC-32 mismatch")));
             }
             Ok(out)
@@ -449,7 +449,7 @@ mod tests {
         let mut central = Vec::new();
         for (name, data) in files {
             let at = out.len() as u32;
-            let crc = crc32fast::hash(data);
+            let crc = crate::core::crc::crc32(data);
             out.extend_from_slice(&LOCAL.to_le_bytes());
             out.extend_from_slice(&[20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
             out.extend_from_slice(&crc.to_le_bytes());
