@@ -206,8 +206,8 @@ function padZip(zip, pad, before) {
   return Buffer.concat([zip.subarray(0, at), local, name, body, zip.subarray(at, cdOffset), ours, name, central, end]);
 }
 
-test("a deflated folder zip and a streamed one (data descriptors): each entry one request, inflated", async () => {
-  for (const name of ["folder_deflate.zip", "folder_streamed.zip"]) {
+test("a deflated folder zip, a streamed one (data descriptors) and a zstd one (method 93): each entry one request, decompressed", async () => {
+  for (const name of ["folder_deflate.zip", "folder_streamed.zip", "folder_zstd.zip"]) {
     const url = `${base}/fixtures/containers/${name}`;
     const c = containers.cases.find((k) => k.path === `containers/${name}`);
     const a = await api.openArray(url, c.open);

@@ -339,19 +339,18 @@ impl Archive {
         if let Some(why) = &e.bad {
             return Err(Error::new(ErrorCode::CorruptShard, format!("{}: {why}", self.what(name))));
         }
-        if e.method != 0 && e.method != 8 {
+        if ![0, 8, 93].contains(&e.method) {
             let m = match e.method {
                 12 => "bzip2",
                 14 => "lzma",
-                93 => "zstd",
                 95 => "xz",
                 _ => "an unknown method",
             };
-            let why = format!("{}: compressed with {m} ({}); only stored and deflated entries are read", self.what(name), e.method);
+            let why = format!("{}: compressed with {m} ({}); only stored, deflated and zstd entries are read", self.what(name), e.method);
             return Err(Error::new(ErrorCode::UnsupportedFormat, why));
         }
-        if e.method == 8 {
-            return Ok(Place::Bytes(self.inflated(store, c, e, &dir).await?));
+        if e.method != 0 {
+            return Ok(Place::Bytes(self.decompressed(store, c, e, &dir).await?));
         }
         if e.compressed != e.size {
             return Err(corrupt(&self.url, format!("{}: stored, but {} bytes stand for {}", self.what(name), e.compressed, e.size)));
@@ -395,10 +394,11 @@ impl Archive {
         Ok(*at)
     }
 
-    /// A deflated entry, inflated (at most its declared size, and `maxDecodedBytes`), its
-    /// CRC-32 checked; cached. Read whole with its local header (one request, whatever the
-    /// layout): from its header to the next.
-    async fn inflated<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
+    /// A deflated or zstd entry (method 8 or 93, Python 3.14's `ZIP_ZSTANDARD`), decompressed
+    /// (at most its declared size, and `maxDecodedBytes`), its CRC-32 checked; cached. Read
+    /// whole with its local header (one request, whatever the layout): from its header to the
+    /// next.
+    async fn decompressed<C: HttpClient>(&self, store: &impl Objects, c: &C, e: &Entry, dir: &Directory) -> Result<Rc<Vec<u8>>> {
         let limit = store.max_body();
         let what = self.what(&e.name);
         if e.size > limit || e.compressed > limit {
@@ -423,12 +423,16 @@ impl Archive {
             let mut probe: Vec<u8> = Vec::new();
             probe.try_reserve_exact(n).map_err(|_| Error::new(ErrorCode::TooLarge, format!("{what}: cannot allocate {n} bytes")))?;
             drop(probe);
-            let options = zune_inflate::DeflateOptions::default().set_limit(n).set_size_hint(n);
-            let out = zune_inflate::DeflateDecoder::new_with_options(stream, options)
-                .decode_deflate()
-                .map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: does not inflate ({:?})", err.error)))?;
+            let out = if e.method == 8 {
+                let options = zune_inflate::DeflateOptions::default().set_limit(n).set_size_hint(n);
+                zune_inflate::DeflateDecoder::new_with_options(stream, options)
+                    .decode_deflate()
+                    .map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: does not inflate ({:?})", err.error)))?
+            } else {
+                crate::core::zstd::unzstd(stream, n).map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: {}", err.message)))?
+            };
             if out.len() != n {
-                return Err(Error::new(ErrorCode::CorruptChunk, format!("{what}: inflates to {} bytes, not {n}", out.len())));
+                return Err(Error::new(ErrorCode::CorruptChunk, format!("{what}: decompresses to {} bytes, not {n}", out.len())));
             }
             if crate::core::crc::crc32(&out) != e.crc {
                 return Err(Error::new(ErrorCode::ChecksumMismatch, format!("{what}: CRC-32 mismatch")));
