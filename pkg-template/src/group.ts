@@ -18,6 +18,29 @@ export function parseAttributes(text: string): Readonly<Record<string, unknown>>
 }
 
 /**
+ * @internal `NotAnArray` for `g` (closed: nobody holds it), saying what the group holds where its
+ * metadata shows it: an OME-Zarr image's levels, or the arrays its consolidated metadata lists.
+ */
+export function notAnArray(g: Group): ShardfetchError {
+  g.close();
+  let hint = "";
+  try {
+    const a = g.attributes as { ome?: { multiscales?: unknown }; multiscales?: unknown };
+    const ms = (a.ome?.multiscales ?? a.multiscales) as { datasets?: { path?: unknown }[] }[] | undefined;
+    const first = Array.isArray(ms) ? ms[0]?.datasets?.[0]?.path : undefined;
+    const arrays = g.children().filter((c) => c.kind === "array").map((c) => `"${c.name}"`);
+    if (typeof first === "string") {
+      hint = ` (an OME-Zarr multiscale image: openMultiscale() opens its levels, the first at path "${first}")`;
+    } else if (arrays.length > 0) {
+      hint = ` (its arrays: ${arrays.slice(0, 4).join(", ")}${arrays.length > 4 ? ", …" : ""})`;
+    }
+  } catch {
+    // Attributes that are not JSON: no hint.
+  }
+  return new ShardfetchError("NotAnArray", `${g.url} is a group, not an array${hint}`, { url: g.url });
+}
+
+/**
  * How a group opens its children (the package's `open`); `via`: the group's module object,
  * whose consolidated metadata answers the children's metadata requests.
  */
@@ -91,9 +114,7 @@ export class Group {
   /** Open a child array (path relative to this group); options default to the group's. */
   async openArray(childPath: string, options: OpenOptions = {}): Promise<ShardedArray> {
     const node = await this.open(childPath, options);
-    if (node instanceof Group) {
-      throw new ShardfetchError("NotAnArray", `${node.url} is a group, not an array`, { url: node.url });
-    }
+    if (node instanceof Group) throw notAnArray(node);
     return node;
   }
 

@@ -9,7 +9,7 @@ import { api, initialize, unlessTrapped } from "./module.js";
 import { earlyMetadataRequest, wasmOptions } from "./early.js";
 import { opens } from "./warmup.js";
 import { ShardedArray } from "./array.js";
-import { Group } from "./group.js";
+import { Group, notAnArray } from "./group.js";
 import { loadDecoders } from "./decoder-urls.js";
 
 /** Open the node (array or group) at `url` (+ `options.path`). */
@@ -66,8 +66,6 @@ async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Prom
 /** Open the array at `url` (+ `options.path`); a group there rejects with code `NotAnArray`. */
 export async function openArray(url: string, options: OpenOptions = {}): Promise<ShardedArray> {
   const node = await open(url, options);
-  if (!(node instanceof ShardedArray)) {
-    throw new ShardfetchError("NotAnArray", `${node.url} is a group, not an array`, { url: node.url });
-  }
+  if (!(node instanceof ShardedArray)) throw notAnArray(node);
   return node;
 }

@@ -364,7 +364,11 @@ async fn detect_in<C: HttpClient>(
                     }
                 }
             }
-            Err(not_found(&place.node(), "no zarr.json, .zarray, info or .zgroup here"))
+            let mut why = String::from("no zarr.json, .zarray, info or .zgroup here");
+            if let Some(Mount::Zip(z)) = s.mount() {
+                why.extend(z.nodes_hint());
+            }
+            Err(not_found(&place.node(), &why))
         }
     }
 }

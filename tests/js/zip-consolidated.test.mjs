@@ -332,9 +332,34 @@ test("inside an archive, a missing node is NotFound naming the path inside and t
     assert.match(e.message, /zp3_group\.zip/);
     return true;
   });
+  // The archive's root holds no node (a folder zipped from its parent, as zarrita's
+  // zipped_from_parent): the message names the nodes it does hold.
+  await assert.rejects(api.open(`${base}/fixtures/containers/folder_deflate.zip`), (e) => {
+    assert.equal(e.code, "NotFound", e.message);
+    assert.match(e.message, /folder_deflate\.zip/);
+    assert.match(e.message, /"data\.zarr", "data\.zarr\/temps"/);
+    return true;
+  });
   // A URL that is not an archive at all.
   fs.writeFileSync(path.join(tmp, "not.zip"), "this is not a zip archive, just text");
   await assert.rejects(api.open(`${base}/tmp/not.zip`), (e) => e.code === "CorruptShard" && /not\.zip/.test(e.message));
+});
+
+test("openArray on a group says what it holds: an OME-Zarr image's levels, a consolidated group's arrays", async () => {
+  await assert.rejects(api.openArray(`${base}/fixtures/containers/image.ozx`), (e) => {
+    assert.equal(e.code, "NotAnArray", e.message);
+    assert.match(e.message, /openMultiscale\(\)/);
+    assert.match(e.message, /path "0"/);
+    return true;
+  });
+  const g = await api.open(`${base}/fixtures/containers/consolidated_v3.zarr`);
+  const first = g.children().find((c) => c.kind === "array").name;
+  g.close();
+  await assert.rejects(api.openArray(`${base}/fixtures/containers/consolidated_v3.zarr`), (e) => {
+    assert.equal(e.code, "NotAnArray", e.message);
+    assert.ok(e.message.includes(`its arrays: "${first}"`), e.message);
+    return true;
+  });
 });
 
 test("hostile archives: typed errors naming the archive, memory bounded, the module reads on", async () => {

@@ -288,6 +288,30 @@ impl Archive {
         key_under(&self.prefix, url)
     }
 
+    /// For a `NotFound` in the archive, once its directory is read: the folders holding Zarr
+    /// metadata, shallowest first — `; the archive's nodes: "data.zarr", "data.zarr/a"`.
+    pub fn nodes_hint(&self) -> Option<String> {
+        let dir = self.read.borrow().clone()?;
+        let mut nodes: Vec<(usize, &str)> = Vec::new();
+        for e in &dir.entries {
+            let (folder, file) = e.name.rsplit_once('/').unwrap_or(("", e.name.as_str()));
+            if matches!(file, "zarr.json" | ".zarray" | ".zgroup") {
+                nodes.push((folder.bytes().filter(|&b| b == b'/').count() + usize::from(!folder.is_empty()), folder));
+            }
+        }
+        let mut shown = String::new();
+        let mut n = 0;
+        for depth in 0..=nodes.iter().map(|x| x.0).max()? {
+            for &(_, folder) in nodes.iter().filter(|x| x.0 == depth) {
+                n += 1;
+                if n <= 4 {
+                    shown += &format!("{}\"{folder}\"", if n > 1 { ", " } else { "" });
+                }
+            }
+        }
+        Some(format!("; the archive's nodes: {shown}{} (the `path` option opens one)", if n > 4 { ", …" } else { "" }))
+    }
+
     fn what(&self, entry: &str) -> String {
         format!("entry \"{entry}\" of the zip archive {}", self.url)
     }
