@@ -190,7 +190,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         Some("precomputed") => Some(Format::Precomputed),
         _ => None,
     });
-    let url = pasted.url.as_str();
+    let url = &without_document(&pasted.url);
     let icechunk = icechunk_mount(url, &pasted, &options)?;
     let forced = if icechunk.is_some() { Some(Format::Zarr3) } else { forced };
     let zip = match (options.store, &pasted.zip) {
@@ -200,6 +200,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         (None, inner) => inner.clone(),
     };
     let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
+    let path = without_document(&path);
     let place = Location::new(url, &path);
     let mut store = Store::new(Config { max_document: options.max_metadata as u64, ..options.config });
     if zip.is_some() {
@@ -242,6 +243,17 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         }
         Opened::Array(a) => Opened::Array(Box::new(a.with_container(container))),
     })
+}
+
+/// A URL or path naming a node's metadata document (`…/zarr.json`, `…/.zarray`: a link
+/// copied from a bucket's listing) as the node's own; anything else as it is.
+fn without_document(at: &str) -> String {
+    let (base, query) = split_url(at);
+    match base.rsplit_once('/') {
+        Some((node, ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json")) => format!("{node}{query}"),
+        None if matches!(base.as_str(), ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json") => query,
+        _ => String::from(at),
+    }
 }
 
 /// The Icechunk repository to mount at `url`, when the URL (`|icechunk:`) or the options
@@ -367,6 +379,9 @@ async fn detect_in<C: HttpClient>(
             let mut why = String::from("no zarr.json, .zarray, info or .zgroup here");
             if let Some(Mount::Zip(z)) = s.mount() {
                 why.extend(z.nodes_hint());
+            }
+            if place.node().ends_with("/info") {
+                why += "; a precomputed volume opens by its folder's URL, not its info file's";
             }
             Err(not_found(&place.node(), &why))
         }
@@ -525,4 +540,26 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) ->
 fn array(place: &Location, docs: Documents, store: Rc<Store>, meta_url: &str) -> Result<Opened> {
     let a = Array::new(place.node(), place.query.clone(), docs, store).map_err(|e| e.at(meta_url))?;
     Ok(Opened::Array(Box::new(a)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_document;
+
+    #[test]
+    fn a_link_to_a_metadata_document_names_its_node() {
+        for (at, node) in [
+            ("https://h/a.zarr/x/zarr.json", "https://h/a.zarr/x"),
+            ("https://h/a/.zarray?sig=1", "https://h/a?sig=1"),
+            ("https://h/a/.zmetadata", "https://h/a"),
+            ("data.zarr/.zgroup", "data.zarr"),
+            ("zarr.json", ""),
+            ("https://h/a/info", "https://h/a/info"),
+            ("https://h/refs.json", "https://h/refs.json"),
+            ("https://h/a.zarr/", "https://h/a.zarr/"),
+            ("", ""),
+        ] {
+            assert_eq!(without_document(at), node, "{at}");
+        }
+    }
 }

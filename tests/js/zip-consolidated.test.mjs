@@ -322,6 +322,22 @@ test("pasted URLs: |zip: pipelines, zarr3:// prefixes; n5:// and unknown stages 
   for (const bad of [`n5://${base}/x`, `${zip}|ocdbt:`, `ftp://h/x`]) {
     await assert.rejects(api.open(bad), (e) => e.code === "UnsupportedFormat" && e.message.length > 0, bad);
   }
+  // A link to a node's metadata document (copied from a bucket listing) opens the node.
+  const d = await api.openArray(`${zip}|zip:sharded_u16/zarr.json`);
+  assert.deepEqual(d.shape, a.shape);
+  const v3 = `${base}/fixtures/zp/gzip_crc32c`;
+  const v2 = `${base}/fixtures/zarrita/v2/data.zarr/1d.contiguous.lz4.i2`;
+  for (const [node, doc] of [[v3, "zarr.json"], [v2, ".zarray"], [v2, ".zattrs"]]) {
+    server.log.length = 0;
+    const e = await api.openArray(`${node}/${doc}`);
+    assert.equal(e.url, node, doc);
+    assert.ok(!server.log.some((r) => r.path.includes(`${doc}/`)), JSON.stringify(server.log.map((r) => r.path)));
+    e.close();
+  }
+  await assert.rejects(api.open(`${base}/fixtures/precomputed/png_u8/info`), (e) => e.code === "NotFound" && /its folder's URL/.test(e.message));
+  const g = await api.open(`${base}/fixtures/containers/consolidated_v2.zarr/.zmetadata`);
+  assert.ok(g instanceof api.Group);
+  g.close();
 });
 
 test("inside an archive, a missing node is NotFound naming the path inside and the archive", async () => {
