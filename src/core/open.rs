@@ -247,12 +247,14 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
 
 /// A URL or path naming a node's metadata document (`…/zarr.json`, `…/.zarray`: a link
 /// copied from a bucket's listing) as the node's own; anything else as it is.
+/// (Not `info`: a node may bear that name.)
 fn without_document(at: &str) -> String {
     let (base, query) = split_url(at);
-    match base.rsplit_once('/') {
-        Some((node, ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json")) => format!("{node}{query}"),
-        None if matches!(base.as_str(), ".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json") => query,
-        _ => String::from(at),
+    let (node, file) = base.rsplit_once('/').unwrap_or(("", &base));
+    if file != "info" && storage::known::NODE_FILES.contains(&file) {
+        format!("{node}{query}")
+    } else {
+        String::from(at)
     }
 }
 

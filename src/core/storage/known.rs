@@ -10,8 +10,9 @@ fn node_is_array(doc: &[u8]) -> bool {
     crate::core::json::first_str(doc, "node_type").is_some_and(|t| t == "array")
 }
 
-/// The documents a consolidated Zarr v2 node lacks when they are not held ([`Known::lacking`]).
-const NODE_FILES: [&str; 6] = ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"];
+/// The documents a node may have (any format); a consolidated Zarr v2 node lacks those not
+/// held ([`Known::lacking`]).
+pub const NODE_FILES: [&str; 6] = ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata", "info"];
 
 #[derive(Debug, Default)]
 pub struct Known {
