@@ -191,9 +191,6 @@ pub fn parse_directory(archive: &str, cd: &[u8], cd_offset: u64, entries: u64, z
         if name_bytes.first() == Some(&b'/') || name_bytes.split(|&c| c == b'/' || c == b'\\').any(|s| s == b"..") {
             bad_entry = Some(format!("its name \"{name}\" leaves the archive's root"));
         }
-        if flags & 1 != 0 {
-            bad_entry = Some("it is encrypted".to_string());
-        }
         declared_headers.push(header.saturating_add(30 + name_len as u64 + extra_len as u64));
         out.push(Entry { name, method, flags, crc, compressed, size, header, data: None, end: 0, bad: bad_entry });
         p += 46 + name_len + extra_len + comment_len;
@@ -360,6 +357,10 @@ impl Archive {
     pub async fn place<C: HttpClient>(&self, store: &impl Objects, c: &C, name: &str) -> Result<Place> {
         let dir = self.directory(store, c).await?;
         let Some(e) = dir.get(name) else { return Ok(Place::Missing) };
+        if e.flags & 1 != 0 {
+            let why = format!("{}: the entry is encrypted; encrypted entries are not read", self.what(name));
+            return Err(Error::new(ErrorCode::UnsupportedFormat, why));
+        }
         if let Some(why) = &e.bad {
             return Err(Error::new(ErrorCode::CorruptShard, format!("{}: {why}", self.what(name))));
         }
