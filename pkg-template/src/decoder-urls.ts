@@ -48,14 +48,14 @@ export async function loadDecoders(names: readonly string[]): Promise<void> {
         if (!make) return Promise.reject(new ShardfetchError("UnsupportedCodec", `no decoder module named ${name}`));
         const url = make();
         decoderLoads.push(name);
-        p = compile(url).then(
-          (module) => addDecoder(name, module),
-          (e: unknown) => {
+        // Compiling or instantiating: either failure is typed and forgotten, so the next open retries.
+        p = compile(url)
+          .then((module) => addDecoder(name, module))
+          .catch((e: unknown) => {
             loading.delete(name);
-            const code = e instanceof WebAssembly.CompileError ? "Internal" : "Network";
-            throw new ShardfetchError(code, `the ${name} decoder module ${url.href} failed to load: ${errorMessage(e)}`, { cause: e, url: url.href });
-          },
-        );
+            const network = !(e instanceof WebAssembly.CompileError || e instanceof WebAssembly.LinkError || e instanceof RangeError);
+            throw new ShardfetchError(network ? "Network" : "Internal", `the ${name} decoder module ${url.href} failed to load: ${errorMessage(e)}`, { cause: e, url: url.href });
+          });
         loading.set(name, p);
       }
       return p;

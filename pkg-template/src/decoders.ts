@@ -24,9 +24,9 @@ const replacing = new Map<string, Promise<void>>();
 
 /** Instantiate decoder `name` from its compiled module on this thread (once). */
 export async function addDecoder(name: string, module: WebAssembly.Module): Promise<void> {
-  modules.set(name, module);
   if (instances.has(name)) return;
   const instance = await WebAssembly.instantiate(module, {});
+  modules.set(name, module);
   instances.set(name, instance.exports as unknown as Exports);
 }
 

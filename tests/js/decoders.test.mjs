@@ -122,3 +122,29 @@ test("a decoder module that fails to load is a typed error naming it and its URL
   assert.ok(out.second > 0, "the second open read the array");
   assert.equal(refused, 2, "the module was asked for again after the failure");
 });
+
+test("Node: a decoder module missing from the package's files is a typed error naming it; the next open loads it", async () => {
+  const jxl = only.cases.find((c) => neededDecoder(c) === "jxl");
+  fs.mkdirSync(path.join(repo, "tests/.tmp"), { recursive: true });
+  const copy = fs.mkdtempSync(path.join(repo, "tests/.tmp", "pkg-"));
+  try {
+    fs.cpSync(path.join(repo, "pkg"), copy, { recursive: true });
+    const module = path.join(copy, "wasm/decoders/jxl.wasm");
+    const saved = fs.readFileSync(module);
+    fs.rmSync(module);
+    const lib = await import(pathToFileURL(path.join(copy, "index.js")).href);
+    const url = `${data.url}/fixtures/${jxl.path}`;
+    await assert.rejects(lib.openArray(url, jxl.open ?? {}), (e) => {
+      assert.equal(e.code, "Network", e.message);
+      assert.ok(e.message.includes(pathToFileURL(module).href), e.message);
+      return true;
+    });
+    fs.writeFileSync(module, saved);
+    const arr = await lib.openArray(url, jxl.open ?? {});
+    const r = await arr.get(arr.shape.map(() => null));
+    assert.deepEqual(new Uint8Array(r.data.buffer, r.data.byteOffset, r.data.byteLength), await loadExpected(jxl.expected));
+    arr.close();
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+});
