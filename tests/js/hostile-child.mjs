@@ -1,8 +1,11 @@
-// Run by memory.test.mjs as `node --expose-gc hostile-child.mjs PKG_URL ARRAY_URL OPTIONS_JSON`:
-// reads the whole array of a hostile server, sampling RSS as it goes; prints one JSON line:
-// the error's code and message, peak RSS growth (MiB), the time taken, and whether the module
-// still reads a good array (a synthetic one made here) afterwards.
-const [entry, url, optionsJson] = process.argv.slice(2);
+// Run by memory.test.mjs as `node --expose-gc hostile-child.mjs PKG_URL ARRAY_URL OPTIONS_JSON [READS]`:
+// reads a hostile server's array, sampling RSS as it goes; prints one JSON line: the first
+// error's code and message, every read's outcome, peak RSS growth (MiB), the time taken, and
+// when the reads had settled, and whether the module still reads a good array (a synthetic one
+// made here) afterwards.
+// READS: `array` (default), one `get` of the whole array; `chunks`, `getChunk` of each inner
+// chunk in turn (one ranged request each, none batched with another).
+const [entry, url, optionsJson, reads = "array"] = process.argv.slice(2);
 const api = await import(entry);
 // The module loaded (and warmed) first: what is measured is the hostile read's growth.
 const meta = { zarr_format: 3, node_type: "array", shape: [4], data_type: "uint8", chunk_grid: { name: "regular", configuration: { chunk_shape: [4] } }, chunk_key_encoding: { name: "default" }, fill_value: 0, codecs: [{ name: "bytes" }] };
@@ -22,9 +25,27 @@ const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss
 const t0 = performance.now();
 let code = "none";
 let message = "";
+// Each read: its chunk (null: the whole array), and `ok` (with whether every value is the
+// server's filler byte, 7) or the error's code and message.
+const outcomes = [];
+const attempt = async (chunk, read) => {
+  try {
+    const r = await read();
+    outcomes.push({ chunk, code: "ok", filler: r.data.every((v) => v === 7) });
+  } catch (e) {
+    outcomes.push({ chunk, code: e.code, message: e.message });
+    if (code === "none") [code, message] = [e.code, e.message];
+  }
+};
 try {
   const arr = await api.openArray(url, { ...JSON.parse(optionsJson), retry: { baseMs: 1, maxMs: 5 } });
-  await arr.get([null, null]);
+  if (reads === "chunks") {
+    const [gy, gx] = arr.shape.map((n, d) => n / arr.chunkShape[d]);
+    for (let y = 0; y < gy; y++) for (let x = 0; x < gx; x++) await attempt([y, x], () => arr.getChunk([y, x]));
+  } else {
+    await attempt(null, () => arr.get([null, null]));
+  }
+  arr.close();
 } catch (e) {
   code = e.code;
   message = e.message;
@@ -32,6 +53,10 @@ try {
 const ms = performance.now() - t0;
 clearInterval(timer);
 peak = Math.max(peak, process.memoryUsage().rss);
+// When the reads had settled (epoch ms); then a pause, so that a connection the module left
+// open (rather than dropped) shows as closed only at exit, well after it.
+const readsEnd = Date.now();
+await new Promise((r) => setTimeout(r, 250));
 // The module reads on.
 let alive = false;
 try {
@@ -39,5 +64,5 @@ try {
 } catch {
   alive = false;
 }
-console.log(JSON.stringify({ code, message, grew: (peak - rss0) / 2 ** 20, ms, alive }));
+console.log(JSON.stringify({ code, message, outcomes, grew: (peak - rss0) / 2 ** 20, ms, readsEnd, alive }));
 process.exit(0);

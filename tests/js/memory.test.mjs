@@ -68,15 +68,22 @@ test(`Node holds no bytes it read: ${READ_MIB} MiB through 1 MiB chunks, array c
 });
 
 // ------------------------------------------------------------------------------------------
-// A hostile shard index, served without Content-Length.
+// A hostile shard index, served with or without Content-Length.
 
 /**
  * One shard of 16 inner chunks (1024² uint8) whose index points anywhere up to 1 PiB with
- * lengths up to 1 TiB; the object claims to be 2 PiB long; every answer is chunked (no
- * Content-Length) and streams garbage for as long as the client reads, whatever was asked.
- * Counts the bytes each request managed to send.
+ * lengths up to 1 TiB; the object claims to be 2 PiB long. Every other answer streams garbage
+ * for as long as the client reads, whatever was asked (up to 4 GiB), its length told by
+ * `length`:
+ * - `none`: no Content-Length (chunked transfer encoding), the issue's case;
+ * - `object`: a Content-Length agreeing with the answer's claim, the whole object's (2 PiB) for
+ *   a plain GET, the bytes asked for a range (then exactly those bytes are sent);
+ * - `overlong`: a Content-Length of 1 TiB for every answer, far past what a range asked.
+ * Each request's log entry: `sent`, the body bytes the server handed to the socket;
+ * `intent`, those it meant to send; `cut`, whether the client closed the connection first, and
+ * `closedAt` when (epoch ms).
  */
-async function startHostile() {
+async function startHostile({ length = "none" } = {}) {
   const meta = {
     zarr_format: 3,
     node_type: "array",
@@ -107,7 +114,7 @@ async function startHostile() {
   const log = [];
   const garbage = Buffer.alloc(64 << 10, 7);
   const server = http.createServer(async (req, res) => {
-    const entry = { url: req.url, range: req.headers.range ?? null, sent: 0 };
+    const entry = { url: req.url, range: req.headers.range ?? null, sent: 0, intent: 0, cut: false };
     log.push(entry);
     if (req.url.endsWith("/zarr.json")) {
       res.writeHead(200, { "content-type": "application/json" });
@@ -117,25 +124,33 @@ async function startHostile() {
     const m = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? "");
     if (m && m[1] === "") {
       const n = BigInt(index.length);
-      res.writeHead(206, { "content-range": `bytes ${TOTAL - n}-${TOTAL - 1n}/${TOTAL}` });
+      const told = length === "none" ? {} : { "content-length": String(index.length) };
+      res.writeHead(206, { "content-range": `bytes ${TOTAL - n}-${TOTAL - 1n}/${TOTAL}`, ...told });
       res.end(index);
-      entry.sent = index.length;
+      entry.sent = entry.intent = index.length;
       return;
     }
-    if (m) res.writeHead(206, { "content-range": `bytes ${m[1]}-${m[2]}/${TOTAL}` });
-    else res.writeHead(200, {});
-    // Up to 4 GiB of garbage, as fast as the client takes it.
+    const asked = m ? Number(m[2]) - Number(m[1]) + 1 : null;
+    const told = { none: null, object: asked ?? TOTAL, overlong: 2 ** 40 }[length];
+    const headers = told == null ? {} : { "content-length": String(told) };
+    if (m) res.writeHead(206, { ...headers, "content-range": `bytes ${m[1]}-${m[2]}/${TOTAL}` });
+    else res.writeHead(200, headers);
+    // Up to 4 GiB of garbage (no more than a Content-Length told), as fast as the client takes it.
+    entry.intent = Math.min(4 * 1024 * MiB, length === "object" ? Number(told) : Infinity);
     let closed = false;
     let wake = () => {};
     res.on("close", () => {
       closed = true;
+      entry.closedAt = Date.now();
       wake();
     });
-    while (!closed && entry.sent < 4 * 1024 * MiB) {
-      entry.sent += garbage.length;
-      if (!res.write(garbage)) await new Promise((r) => ((wake = r), res.once("drain", r)));
+    while (!closed && entry.sent < entry.intent) {
+      const piece = garbage.subarray(0, Math.min(garbage.length, entry.intent - entry.sent));
+      entry.sent += piece.length;
+      if (!res.write(piece)) await new Promise((r) => ((wake = r), res.once("drain", r)));
     }
-    res.end();
+    entry.cut = closed && entry.sent < entry.intent;
+    if (!closed) res.end();
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   return {
@@ -145,39 +160,120 @@ async function startHostile() {
   };
 }
 
+/** The bytes a Range header asks for (`bytes=a-b`), or null (none, or a suffix). */
+function askedOf(entry) {
+  const m = /^bytes=(\d+)-(\d+)$/.exec(entry.range ?? "");
+  return m ? Number(m[2]) - Number(m[1]) + 1 : null;
+}
+
 /** Bytes a request may carry: what it asked for (a plain GET: the limit), at most the limit. */
 function allowed(entry, limit) {
-  const m = /^bytes=(\d+)-(\d+)$/.exec(entry.range ?? "");
-  return m ? Math.min(limit, Number(m[2]) - Number(m[1]) + 1) : limit;
+  const a = askedOf(entry);
+  return a == null ? limit : Math.min(limit, a);
+}
+
+// One network buffer: what the server has handed to the socket but the client never read
+// when it hangs up — the server's send buffer (tcp_wmem: up to 4 MiB on Linux), the client's
+// receive buffer (grown as it reads) and the fetch stream's read-ahead. Measured on loopback:
+// 2.7–2.9 MiB when the client reads nothing of a body, up to 7.5 MiB (mostly 3–6) when it
+// reads one up to the length asked. Far less than a limit: a client that read on to the limit
+// instead of stopping at the length asked (1 MiB of 32) fails here.
+const BUFFER = 12 * MiB;
+
+/**
+ * Read the hostile array (`reads`: the whole array, or each inner chunk) in a child process
+ * and check the issue's bounds: every request asks for at most the limit, carries at most
+ * what it asked for (or the limit) plus one buffer, is cut (the connection dropped) when the
+ * server would send more; in all at most the limits allow plus one buffer per request cut;
+ * every read a typed error naming the shard (or, where the server sent exactly the bytes
+ * asked for, its bytes); peak memory growth at most the limit + 64 MiB.
+ */
+async function hostileRead({ length, reads, maxDecoded }) {
+  const hostile = await startHostile({ length });
+  try {
+    const options = maxDecoded ? { maxDecodedBytes: maxDecoded } : {};
+    const r = await child("hostile-child.mjs", [pathToFileURL(pkgEntry).href, hostile.url, JSON.stringify(options), reads]);
+    const limit = maxDecoded ?? 512 * MiB;
+    const log = hostile.log;
+    const sent = log.reduce((s, e) => s + e.sent, 0);
+    const cut = log.filter((e) => e.cut);
+    const ranged = log.filter((e) => askedOf(e) != null);
+    const over = cut.filter((e) => askedOf(e) != null).map((e) => e.sent - askedOf(e));
+    // Without a length: what the client says it took of an answer running past the length asked.
+    const took = length !== "none" ? [] : r.outcomes.map((o) => /runs past the (\d+) bytes asked for \((\d+) or more\)/.exec(o.message ?? "")).filter(Boolean);
+    const label = `${length === "none" ? "chunked" : `Content-Length ${length}`}, ${reads}, maxDecodedBytes ${limit / MiB} MiB`;
+    const codes = r.outcomes.map((o) => o.code);
+    console.log(
+      `# ${label}: ${log.length} requests (${ranged.length} ranged, largest asked ${(Math.max(0, ...ranged.map(askedOf)) / MiB).toFixed(0)} MiB, ${cut.length} cut), ` +
+        `${(sent / MiB).toFixed(1)} MiB sent` +
+        (over.length ? `, a cut range's bytes sent past the length asked ${(Math.min(...over) / MiB).toFixed(2)}–${(Math.max(...over) / MiB).toFixed(2)} MiB` : "") +
+        (took.length ? ` (the client took ≤ ${Math.max(...took.map((t) => t[2] - t[1]))} bytes past the length asked)` : "") +
+        "; " +
+        `peak RSS +${r.grew.toFixed(0)} MiB, ${r.ms.toFixed(0)} ms: ${[...new Set(codes)].map((c) => `${codes.filter((x) => x === c).length}× ${c}`).join(", ")}`,
+    );
+    for (const e of log) {
+      const a = askedOf(e);
+      if (a != null) assert.ok(a <= limit, `${label}: asked for ${e.range}, above the limit`);
+      assert.ok(e.sent <= allowed(e, limit) + BUFFER, `${label}: ${e.range ?? "GET"}: ${e.sent} bytes sent, ${allowed(e, limit)} allowed`);
+      // More than allowed on offer: the client hung up there, not when its process ended (the
+      // child pauses 250 ms after its reads before it exits).
+      if (e.intent > allowed(e, limit)) {
+        assert.ok(e.cut, `${label}: ${e.range ?? "GET"}: the connection was not dropped (${e.sent} of ${e.intent} bytes sent)`);
+        assert.ok(e.closedAt <= r.readsEnd + 150, `${label}: ${e.range ?? "GET"}: the connection closed ${e.closedAt - r.readsEnd} ms after the reads settled`);
+      }
+    }
+    const most = log.reduce((s, e) => s + allowed(e, limit), 0) + Math.max(1, cut.length) * BUFFER;
+    assert.ok(sent <= most, `${label}: ${sent} bytes sent in all, ${most} allowed`);
+    assert.ok(r.outcomes.length > 0, `${label}: no read ran (${r.code}: ${r.message})`);
+    for (const o of r.outcomes) {
+      const what = `${label}: chunk ${o.chunk ?? "all"}`;
+      if (o.code === "ok") {
+        // Only the bytes asked for, each with a length saying so: the library cannot tell them from data.
+        assert.equal(length, "object", `${what} returned data`);
+        assert.ok(o.filler, `${what}: values other than the server's`);
+        continue;
+      }
+      assert.ok(["CorruptChunk", "CorruptShard", "TooLarge"].includes(o.code), `${what}: ${o.code}: ${o.message}`);
+      assert.match(o.message, /a\.zarr\/c\/0\/0/, what);
+    }
+    assert.ok(r.grew <= limit / MiB + 64, `${label}: peak RSS grew ${r.grew.toFixed(0)} MiB (limit ${limit / MiB} MiB + 64)`);
+    assert.ok(r.alive, `${label}: the module reads on after it`);
+    return { r, log, limit, sent };
+  } finally {
+    await hostile.close();
+  }
 }
 
 test("a hostile shard index with chunked answers: no request carries more than it asked for or the limit, memory bounded, a typed error", async () => {
   for (const maxDecoded of [64 * MiB, undefined]) {
-    const hostile = await startHostile();
-    try {
-      const options = maxDecoded ? { maxDecodedBytes: maxDecoded } : {};
-      const r = await child("hostile-child.mjs", [pathToFileURL(pkgEntry).href, hostile.url, JSON.stringify(options)]);
-      const limit = maxDecoded ?? 512 * MiB;
-      const sent = hostile.log.reduce((s, e) => s + e.sent, 0);
-      const biggest = Math.max(...hostile.log.map((e) => e.sent));
-      // What the server got out: what was asked for, plus what sits in the sockets' buffers
-      // when the client hangs up (the client reads one piece past a limit).
-      const slack = 8 * MiB;
-      console.log(
-        `# hostile index, maxDecodedBytes ${limit / MiB} MiB: ${hostile.log.length} requests, ${(sent / MiB).toFixed(0)} MiB sent (largest ${(biggest / MiB).toFixed(1)} MiB), ` +
-          `peak RSS +${r.grew.toFixed(0)} MiB, ${r.ms.toFixed(0)} ms: ${r.code}`,
-      );
-      assert.ok(["CorruptChunk", "CorruptShard", "TooLarge"].includes(r.code), `${r.code}: ${r.message}`);
-      assert.match(r.message, /a\.zarr\/c\/0\/0/);
-      for (const e of hostile.log) {
-        assert.ok(e.sent <= allowed(e, limit) + slack, `${e.range ?? "GET"}: ${e.sent} bytes sent, ${allowed(e, limit)} allowed`);
-        const m = /^bytes=(\d+)-(\d+)$/.exec(e.range ?? "");
-        if (m) assert.ok(Number(m[2]) - Number(m[1]) + 1 <= limit, `asked for ${e.range}`);
+    const { r, sent, limit } = await hostileRead({ length: "none", reads: "array", maxDecoded });
+    assert.ok(["CorruptChunk", "CorruptShard", "TooLarge"].includes(r.code), `${r.code}: ${r.message}`);
+    // One read: in all, no more than its limit and one buffer (the issue saw 3 GiB).
+    assert.ok(sent <= limit + BUFFER, `${sent} bytes sent in all (limit ${limit} + one buffer)`);
+  }
+});
+
+test("a hostile shard index with chunked answers to Range requests (getChunk of each inner chunk): each cut at the length asked, the connection dropped, a typed error", async () => {
+  for (const maxDecoded of [32 * MiB, undefined]) {
+    const { r, log, limit } = await hostileRead({ length: "none", reads: "chunks", maxDecoded });
+    assert.equal(r.outcomes.length, 16);
+    // The index's spans within the limit were asked for, by range, and each answer cut there.
+    const ranged = log.filter((e) => askedOf(e) != null);
+    const within = limit >= 40 * MiB ? 12 : 8;
+    assert.equal(ranged.length, within, `${ranged.length} ranged requests: ${ranged.map((e) => e.range).join(", ")}`);
+    for (const e of ranged) assert.ok(e.cut && e.sent >= askedOf(e), `${e.range}: ${e.sent} bytes sent, cut ${e.cut}`);
+    // The spans above the limit (1 TiB; 40 MiB under 32 MiB) are refused unasked; the rest cut.
+    for (const o of r.outcomes) assert.ok(o.code === "TooLarge" || (o.code === "CorruptShard" && /runs past/.test(o.message)), `${o.code}: ${o.message}`);
+  }
+});
+
+test("the same hostile index served with a Content-Length (the object's, or longer than asked): the same bounds", async () => {
+  for (const length of ["object", "overlong"]) {
+    for (const reads of ["array", "chunks"]) {
+      for (const maxDecoded of [32 * MiB, undefined]) {
+        const { log } = await hostileRead({ length, reads, maxDecoded });
+        if (reads === "chunks") assert.ok(log.some((e) => askedOf(e) != null), "no Range request was sent");
       }
-      assert.ok(r.grew <= limit / MiB + 64, `peak RSS grew ${r.grew.toFixed(0)} MiB (limit ${limit / MiB} MiB + 64)`);
-      assert.ok(r.alive, "the module reads on after it");
-    } finally {
-      await hostile.close();
     }
   }
 });
@@ -194,24 +290,45 @@ test("a visible Content-Range that is malformed, names other bytes, or a body lo
     let data = 0;
     let errors = 0;
     let reads = 0;
+    const asks = [];
     const arr = await api.openArray(`${files.url}/__mode/${mode}/fixtures/${array}`, { retry: { baseMs: 1 } });
     for (let k = 0; k < 17; k++) {
       const y = (k >> 1) % 2;
       const x = k % 2;
       reads++;
+      const logged = files.log.length;
+      const retried = arr.stats().retries;
       try {
         const r = await arr.get([[y * 50, y * 50 + 50], [x * 60, x * 60 + 60]]);
-        // Only a read served without a request (an absent chunk) may succeed, with the writer's values.
+        // Only a read served without a range request (a plain GET of a whole shard, an absent
+        // chunk) may succeed, with the writer's values.
         assert.deepEqual(r.data, want[y * 2 + x].data, `${mode}: read ${k} returned other values`);
         data++;
       } catch (e) {
         assert.equal(e.code, "CorruptShard", `${mode}: ${e.code} ${e.message}`);
         assert.match(e.message, /shard_gzip_end\/c\//, `${mode}: the error names the object`);
         errors++;
+        // The answers to the failed range, as the server saw them: the object the error names,
+        // the range it was asked for (`bytes a-b` in the message, or the one ranged request).
+        const object = /shard_gzip_end(\/c\/\d+\/\d+)/.exec(e.message)[1];
+        const mine = files.log.slice(logged).filter((l) => l.path.endsWith(`${array}${object}`) && /^bytes=\d+-\d+$/.test(l.range ?? ""));
+        const named = /bytes (\d+-\d+)/.exec(e.message)?.[1];
+        const range = named ? `bytes=${named}` : mine[0]?.range;
+        const n = mine.filter((l) => l.range === range).length;
+        asks.push(n);
+        if (mode === "long-content-range") {
+          // Cut at the first byte past the length asked, the connection dropped: asked at most once more.
+          assert.ok(n >= 1 && n <= 2, `${mode}: read ${k}: ${range} of ${object} asked ${n} times`);
+        } else {
+          // Treated like a cut body: asked exactly once more, then the typed error.
+          assert.equal(n, 2, `${mode}: read ${k}: ${range} of ${object} asked ${n} times`);
+          assert.ok(arr.stats().retries > retried, `${mode}: read ${k}: no retry counted`);
+          assert.match(e.message, /\(twice\)/, `${mode}: read ${k}`);
+        }
       }
     }
     arr.close();
-    console.log(`# ${mode}: ${errors} of ${reads} reads were typed errors, ${data} returned the writer's values`);
+    console.log(`# ${mode}: ${errors} of ${reads} reads were typed errors, ${data} returned the writer's values; the failed range was asked ${asks.join(", ")} times`);
     assert.ok(errors >= 1, `${mode}: no read failed`);
   }
   honest.close();
