@@ -25,8 +25,10 @@ export class DatasetError extends Error {
   }
 }
 
-const PREFIXES = /^(zarr[23]?|precomputed|n5):\/\//i;
+const PREFIXES = /^(zarr[23]?|precomputed):\/\//i;
 // (`|zip:path`, `|zarr3:` pipelines, `.zip`/`.ozx` archives and reference files are the library's.)
+/** Any other format prefix before a URL (`n5://https://…`): the library refuses it (UnsupportedFormat). */
+const OTHER_PREFIX = /^[a-z][\w+.-]*:\/\/[a-z][\w+.-]*:\/\//i;
 
 /**
  * What a page's query opens: `?url=` as typed; an Icechunk repository given by
@@ -55,6 +57,9 @@ export function parseInput(input) {
   if (m) {
     hint = m[1].toLowerCase();
     url = url.slice(m[0].length);
+  } else if (OTHER_PREFIX.test(url)) {
+    // As typed: `new URL` would also turn `n5://https://h` into `n5://https//h`.
+    return { url, hint: "other" };
   }
   // A Neuroglancer pipeline (`url|zip:path|zarr3:`) goes to the library as typed (browsers
   // percent-encode `|` when normalising a URL).
@@ -235,7 +240,7 @@ async function open(api, input, { signal } = {}) {
     throw new DatasetError("Not a URL", String(input), { code: "BadUrl", hint: "Enter an http(s) URL of a dataset." });
   }
   // gs:// and s3:// are read through their public HTTPS endpoints (the library maps them).
-  if (!/^(https?|gs|s3):$/.test(new URL(url.split("|")[0]).protocol)) {
+  if (hint !== "other" && !/^(https?|gs|s3):$/.test(new URL(url.split("|")[0]).protocol)) {
     throw new DatasetError("Not an http(s), gs:// or s3:// URL", url, { code: "BadUrl" });
   }
   try {

@@ -631,6 +631,48 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
   });
 });
 
+/** Types `input` into the viewer's URL field and submits the form; resolves once it opened (or failed). */
+async function submitUrl(page, input) {
+  await page.fill("#url", input);
+  await page.click("#open-form button[type=submit]");
+  // the submit handler puts `input` in the address before it starts opening
+  await page.waitForFunction((u) => new URLSearchParams(location.search).get("url") === u && ["ready", "error"].includes(window.viewerApp.state), input, { timeout: 60_000 });
+}
+
+test("an array in a zip typed into the URL field and submitted: screen pixels are zarr-python's values", async () => {
+  // sharded_u16 in zarr-python's ZipStore: uint16 40x52, a shard missing (fill 0).
+  const exp = expectedOf("containers/ct_zp3zip_sharded_u16", Uint16Array);
+  const [H, W] = [40, 52];
+  const hi = exp.reduce((m, v) => Math.max(m, v), 1);
+  const typed = `${dataServer.url}/fixtures/containers/zp3_group.zip|zip:sharded_u16`;
+  // a float32 array first: what the field opens replaces it
+  const page = await openViewer({ url: `${dataServer.url}/fixtures/zp/dt_float32` });
+  try {
+    await submitUrl(page, typed);
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    assert.equal(await page.evaluate(() => window.viewerApp.viewer.ds.dtype), "uint16");
+    // a typed URL carries no contrast: set it so that pixels can be predicted
+    await page.evaluate((h) => window.viewerApp.viewer.setColours({ name: "grey", lo: 0, hi: h }), hi);
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    const geo = await geometry(page);
+    const img = await shot(page, geo);
+    let n = 0;
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const p = screenPixel(geo, x, y);
+        if (!p) continue;
+        const g = grey(exp[y * W + x], 0, hi);
+        assertColour(img.pixel(...p), [g, g, g], `ct_zp3zip_sharded_u16 (x ${x}, y ${y})`);
+        n++;
+      }
+    }
+    assert.ok(n >= (H * W) / 2, `${n} pixels checked`);
+  } finally {
+    await page.close();
+  }
+});
+
 test("a variable of a kerchunk reference file (JSON, Parquet) by ?url=&path= and by |zarr:, its chunks ranges of the HDF5 file: screen pixels are h5py's values", async () => {
   for (const [file, doc] of [["refs.json", "/refs.json"], ["refs.parq", "/refs.parq/.zmetadata"]]) await kerchunkInViewer(file, doc);
 });
@@ -671,34 +713,46 @@ async function kerchunkInViewer(file, doc) {
   await drawsWithoutErrors({ url: `${refsUrl}|zarr:plain_f32` });
 }
 
-test("an Icechunk repository by ?store=icechunk&tag=, and by the |icechunk: pipeline: screen pixels are icechunk's values", async () => {
+test("an Icechunk repository by ?url=&store=icechunk&tag= and &branch=, and by the |icechunk: pipeline: screen pixels are icechunk's values at each", async () => {
   const repoUrl = `${dataServer.url}/fixtures/icechunk/v2.icechunk`;
-  const bin = fs.readFileSync(path.join(fixturesDir, "expected/icechunk/ic2_tag_raw.bin"));
-  const exp = new Uint16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
-  dataServer.log.length = 0;
-  const page = await openViewer({ url: repoUrl, store: "icechunk", tag: "v1", path: "raw", lo: 0, hi: 65535, cmap: "grey" });
-  try {
-    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
-    assert.equal(await page.evaluate(() => document.getElementById("url").value), `${repoUrl}|icechunk:@tag.v1/raw`);
-    const c = await idle(page);
-    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
-    const geo = await geometry(page);
-    const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < 40; y += 3) {
-      for (let x = 0; x < 50; x += 3) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[y * 50 + x], 0, 65535);
-        assertColour(img.pixel(...p), [g, g, g], `ic2_tag_raw (x ${x}, y ${y})`);
-        n++;
+  const raw = (name) => {
+    const bin = fs.readFileSync(path.join(fixturesDir, `expected/icechunk/${name}.bin`));
+    return new Uint16Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
+  };
+  const tagged = raw("ic2_tag_raw");
+  const main = raw("ic2_main_raw");
+  for (const [version, pipeline, exp, other] of [
+    [{ tag: "v1" }, "@tag.v1", tagged, main],
+    [{ branch: "main" }, "@branch.main", main, tagged],
+  ]) {
+    dataServer.log.length = 0;
+    const page = await openViewer({ url: repoUrl, store: "icechunk", ...version, path: "raw", lo: 0, hi: 65535, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      assert.equal(await page.evaluate(() => document.getElementById("url").value), `${repoUrl}|icechunk:${pipeline}/raw`);
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      let n = 0;
+      let differ = 0; // checked pixels where the other version's value would show otherwise
+      for (let y = 0; y < 40; y += 3) {
+        for (let x = 0; x < 50; x += 3) {
+          const p = screenPixel(geo, x, y);
+          if (!p) continue;
+          const g = grey(exp[y * 50 + x], 0, 65535);
+          assertColour(img.pixel(...p), [g, g, g], `ic2 ${pipeline} raw (x ${x}, y ${y})`);
+          if (Math.abs(grey(other[y * 50 + x], 0, 65535) - g) > 2) differ++;
+          n++;
+        }
       }
+      assert.ok(n > 50, `${n} pixels checked`);
+      assert.ok(differ >= 10, `${pipeline}: only ${differ} checked pixels tell the branch from the tag`);
+      const reads = dataServer.log.filter((e) => e.path.startsWith("/fixtures/icechunk/v2.icechunk/"));
+      assert.equal(reads.filter((e) => e.path.endsWith("/repo")).length, 1, "the repo file once");
+    } finally {
+      await page.close();
     }
-    assert.ok(n > 50, `${n} pixels checked`);
-    const reads = dataServer.log.filter((e) => e.path.startsWith("/fixtures/icechunk/v2.icechunk/"));
-    assert.equal(reads.filter((e) => e.path.endsWith("/repo")).length, 1, "the repo file once");
-  } finally {
-    await page.close();
   }
   await drawsWithoutErrors({ url: `${repoUrl}|icechunk:@branch.main/sharded` });
 });
@@ -782,6 +836,30 @@ async function errorShown(page) {
     state: window.viewerApp.state,
   }));
 }
+
+test("an n5:// URL is the library's UnsupportedFormat, not read as the Zarr array after the prefix; the page stays usable", async () => {
+  const zarr = "/fixtures/zp/dt_float32";
+  dataServer.log.length = 0;
+  const page = await openViewer({ url: `n5://${dataServer.url}${zarr}` });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "error", "opened anyway");
+    const e = await errorShown(page);
+    assert.equal(e.state, "error");
+    assert.equal(e.code, "UnsupportedFormat");
+    assert.match(e.text, /Unsupported format/);
+    assert.match(e.text, /n5:\/\//);
+    assert.equal(dataServer.log.filter((r) => r.path.startsWith(zarr)).length, 0, "requests for the array after n5://");
+    // the field still opens what is typed into it, and the error goes away
+    await submitUrl(page, `${dataServer.url}/fixtures/containers/image.ozx`);
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    assert.equal(await page.evaluate(() => document.getElementById("error").hidden), true);
+    const c = await idle(page);
+    assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+    assert.deepEqual(page.logs.filter((l) => l.startsWith("pageerror")), []);
+  } finally {
+    await page.close();
+  }
+});
 
 test("errors are shown in the page: bad URL, not http, unsupported codec, CORS refusal", async () => {
   // 404: nothing at the URL
