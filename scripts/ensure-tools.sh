@@ -12,6 +12,27 @@ as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo -n "$@"; fi
 }
 
+# `ensure-tools.sh --python 3.12`: print the path of a Python >= 3.12 (what icechunk 2.x needs to
+# regenerate the Icechunk fixtures; npm test itself does not), found on PATH or in pyenv, else
+# installed with pyenv. Nothing else is done in this mode.
+if [ "${1:-}" = "--python" ]; then
+  want=${2:?--python needs a version, e.g. 3.12}
+  fits() { "$1" -c "import sys; sys.exit(sys.version_info[:2] < tuple(map(int, '$want'.split('.'))))" 2>/dev/null; }
+  for py in python3 python3.14 python3.13 python3.12 \
+            "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/python3; do
+    p=$(command -v "$py" 2>/dev/null || true)
+    if [ -n "$p" ] && fits "$p"; then echo "$p"; exit 0; fi
+  done
+  if command -v pyenv >/dev/null 2>&1; then
+    say "pyenv install -s $want" >&2
+    pyenv install -s "$want" >&2 || true
+    p="$(pyenv root)/versions/$(pyenv latest "$want" 2>/dev/null || true)/bin/python3"
+    if fits "$p"; then echo "$p"; exit 0; fi
+  fi
+  say "ERROR: no Python >= $want on PATH or in pyenv, and pyenv could not install one" >&2
+  exit 1
+fi
+
 # 1. Rust target
 if ! command -v rustup >/dev/null 2>&1; then
   say "ERROR: rustup not found (install Rust via rustup first)"; exit 1
