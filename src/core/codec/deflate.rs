@@ -1,5 +1,5 @@
 //! Raw deflate, zlib (RFC 1950) and gzip (RFC 1952) streams inflated into a bounded buffer
-//! (zune-inflate), shared by `gzip`,
+//! (zune-inflate, through `shardfetch-kernels`), shared by `gzip`,
 //! `zlib` and blosc's zlib streams.
 use crate::core::error::{err, Error, ErrorCode, Result};
 use alloc::format;
@@ -14,12 +14,8 @@ pub(crate) fn inflate(data: &[u8], zlib: bool, limit: usize, hint: usize) -> Res
         return err(ErrorCode::TooLarge, format!("cannot allocate {hint} bytes"));
     }
     drop(probe);
-    let options = zune_inflate::DeflateOptions::default().set_limit(limit).set_size_hint(hint);
-    let mut d = zune_inflate::DeflateDecoder::new_with_options(data, options);
-    let r = if zlib { d.decode_zlib() } else { d.decode_deflate() };
-    let out =
-        r.map_err(|e| Error::new(ErrorCode::CorruptChunk, format!("{:?} (or larger than {limit} bytes)", e.error)))?;
-    // The decoder checks its limit between blocks and matches: a stored block may overshoot it.
+    let out = shardfetch_kernels::inflate::inflate(data, zlib, limit, hint)
+        .map_err(|e| Error::new(ErrorCode::CorruptChunk, format!("{e:?} (or larger than {limit} bytes)")))?;
     if out.len() > limit {
         return err(ErrorCode::CorruptChunk, format!("inflates to more than {limit} bytes"));
     }

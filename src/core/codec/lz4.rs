@@ -1,4 +1,5 @@
-//! numcodecs `LZ4`: the decoded size (4 bytes, little endian), then one LZ4 block (lz4_flex).
+//! numcodecs `LZ4`: the decoded size (4 bytes, little endian), then one LZ4 block (lz4_flex, in
+//! `shardfetch-kernels`).
 use super::{Codec, Ctx, Decoded, Kind};
 use crate::core::error::{err, zeroed, ErrorCode, Result};
 use alloc::format;
@@ -44,7 +45,7 @@ pub fn numcodecs_lz4(data: &[u8], limit: usize) -> Result<Vec<u8>> {
 /// One LZ4 block (no frame) that must decode to exactly `out.len()` bytes.
 pub(crate) fn unlz4_into(block: &[u8], out: &mut [u8]) -> Result<()> {
     let want = out.len();
-    match lz4_flex::block::decompress_into(block, out) {
+    match shardfetch_kernels::lz4::decompress_into(block, out) {
         Ok(n) if n == want => Ok(()),
         Ok(n) => err(ErrorCode::CorruptChunk, format!("lz4: decoded {n} bytes, expected {want}")),
         Err(e) => err(ErrorCode::CorruptChunk, format!("lz4: {e} (expected {want} bytes)")),

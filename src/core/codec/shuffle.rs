@@ -36,14 +36,8 @@ impl Codec for Shuffle {
         if src.len() % es != 0 {
             return Err(corrupt_chunk(format!("shuffle: {} bytes is not a multiple of {es}", src.len())));
         }
-        let count = src.len() / es;
         let mut out = zeroed(src.len())?;
-        for j in 0..es {
-            let plane = &src[j * count..(j + 1) * count];
-            for (i, &b) in plane.iter().enumerate() {
-                out[i * es + j] = b;
-            }
-        }
+        shardfetch_kernels::shuffle::unshuffle(es, src, &mut out);
         Ok(Decoded::bytes(out))
     }
 }

@@ -13,7 +13,7 @@ use super::{ByteRange, HttpClient, Objects};
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::rc::Rc;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 
 /// Bytes of the first (suffix) read: the end record with the longest comment and the ZIP64
@@ -449,10 +449,8 @@ impl Archive {
             probe.try_reserve_exact(n).map_err(|_| Error::new(ErrorCode::TooLarge, format!("{what}: cannot allocate {n} bytes")))?;
             drop(probe);
             let out = if e.method == 8 {
-                let options = zune_inflate::DeflateOptions::default().set_limit(n).set_size_hint(n);
-                zune_inflate::DeflateDecoder::new_with_options(stream, options)
-                    .decode_deflate()
-                    .map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: does not inflate ({:?})", err.error)))?
+                shardfetch_kernels::inflate::inflate(stream, false, n, n)
+                    .map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: does not inflate ({err:?})")))?
             } else {
                 crate::core::zstd::unzstd(stream, n).map_err(|err| Error::new(ErrorCode::CorruptChunk, format!("{what}: {}", err.message)))?
             };

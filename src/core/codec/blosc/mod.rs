@@ -6,11 +6,8 @@
 //! `i32` start offset per block, and at each start the block's streams: each an `i32`
 //! compressed size and that many bytes, stored raw when the size equals the stream's decoded
 //! size. The decoded block is then byte- or bit-unshuffled. Which blocks are split into
-//! `typesize` streams follows c-blosc 1.21's decoder exactly (see [`split`]).
-
-mod bitshuffle;
-mod blosclz;
-mod shuffle;
+//! `typesize` streams follows c-blosc 1.21's decoder exactly (see [`split`]). BloscLZ and the
+//! unshuffles are in `shardfetch-kernels`.
 
 use super::lz4::unlz4_into;
 use super::zlib::unzlib_into;
@@ -219,7 +216,7 @@ struct Streams {
 impl Streams {
     fn decode_into(&mut self, src: &[u8], out: &mut [u8]) -> Result<()> {
         match self.codec {
-            Compressor::BloscLz => blosclz::decompress(src, out),
+            Compressor::BloscLz => shardfetch_kernels::blosclz::decompress(src, out).map_err(|m| corrupt_in("blosclz", m)),
             Compressor::Lz4 => unlz4_into(src, out),
             Compressor::Zlib => unzlib_into(src, out),
             Compressor::Zstd => self.zstd.get_or_insert_with(Zstd::new).decode_exact(src, out),
@@ -284,9 +281,9 @@ fn decode_block(
         pos += csize;
     }
     if doshuffle {
-        shuffle::unshuffle(ts, &tmp[..bsize], dest);
+        shardfetch_kernels::shuffle::unshuffle(ts, &tmp[..bsize], dest);
     } else if dobitshuffle {
-        bitshuffle::bitunshuffle(ts, &mut tmp[..bsize], dest);
+        shardfetch_kernels::bitshuffle::bitunshuffle(ts, &mut tmp[..bsize], dest);
     }
     Ok(())
 }

@@ -9,15 +9,16 @@
 //!   with `code == 255` means two more bytes hold a big-endian distance `d` and the match starts
 //!   `d + 8192` bytes back. Matches may overlap the bytes they produce.
 
-use crate::core::error::{corrupt_in, Result};
 use alloc::format;
+use alloc::string::String;
 
 const MAX_DISTANCE: usize = 8191;
 
-/// Decode `src` into exactly `out.len()` bytes.
-pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
-    let next = |ip: &mut usize| -> Result<usize> {
-        let b = src.get(*ip).ok_or_else(|| corrupt_in("blosclz", "truncated stream"))?;
+/// Decode `src` into exactly `out.len()` bytes; the error says why not.
+#[inline(never)]
+pub fn decompress(src: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let next = |ip: &mut usize| -> Result<usize, String> {
+        let b = src.get(*ip).ok_or_else(|| String::from("truncated stream"))?;
         *ip += 1;
         Ok(usize::from(*b))
     };
@@ -47,16 +48,16 @@ pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
             let end = op
                 .checked_add(len)
                 .filter(|&e| e <= out.len())
-                .ok_or_else(|| corrupt_in("blosclz", "match past the block end"))?;
+                .ok_or_else(|| String::from("match past the block end"))?;
             if back > op {
-                return Err(corrupt_in("blosclz", "match before the block start"));
+                return Err(String::from("match before the block start"));
             }
             copy_match(out, op, back, end);
             op = end;
         } else {
             let n = ctrl + 1;
-            let lit = src.get(ip..ip + n).ok_or_else(|| corrupt_in("blosclz", "literal run past the stream end"))?;
-            let dst = out.get_mut(op..op + n).ok_or_else(|| corrupt_in("blosclz", "literal run past the block end"))?;
+            let lit = src.get(ip..ip + n).ok_or_else(|| String::from("literal run past the stream end"))?;
+            let dst = out.get_mut(op..op + n).ok_or_else(|| String::from("literal run past the block end"))?;
             dst.copy_from_slice(lit);
             ip += n;
             op += n;
@@ -67,7 +68,7 @@ pub(super) fn decompress(src: &[u8], out: &mut [u8]) -> Result<()> {
         ctrl = next(&mut ip)?;
     }
     if op != out.len() {
-        return Err(corrupt_in("blosclz", format!("decoded {op} bytes, the block holds {}", out.len())));
+        return Err(format!("decoded {op} bytes, the block holds {}", out.len()));
     }
     Ok(())
 }

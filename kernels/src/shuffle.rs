@@ -1,9 +1,11 @@
 //! Byte unshuffle (c-blosc's `unshuffle`): a block of `n` whole elements is stored as byte 0 of
 //! every element, then byte 1 of every element, ...; the `len % typesize` trailing bytes that do
-//! not make a whole element are stored as they are.
+//! not make a whole element are stored as they are. (Also numcodecs' `Shuffle` filter: the same
+//! layout over a whole chunk.)
 
 /// Undo the byte shuffle of one block: `src` and `dst` have the block's length.
-pub(super) fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
+#[inline(never)]
+pub fn unshuffle(typesize: usize, src: &[u8], dst: &mut [u8]) {
     let len = src.len().min(dst.len());
     let n = len / typesize.max(1);
     if typesize <= 1 || n == 0 {

@@ -8,7 +8,8 @@
 
 /// Undo the bit shuffle of one block: `src` (clobbered, used as scratch) and `dst` have the
 /// block's length.
-pub(super) fn bitunshuffle(typesize: usize, src: &mut [u8], dst: &mut [u8]) {
+#[inline(never)]
+pub fn bitunshuffle(typesize: usize, src: &mut [u8], dst: &mut [u8]) {
     let len = src.len().min(dst.len());
     let ts = typesize.max(1);
     let n = len / ts;
@@ -30,7 +31,7 @@ pub(super) fn bitunshuffle(typesize: usize, src: &mut [u8], dst: &mut [u8]) {
     }
     if ts > 1 {
         // Bytes to elements, through `src` (its trailing bytes stay in place).
-        super::shuffle::unshuffle(ts, &dst[..whole], &mut src[..whole]);
+        crate::shuffle::unshuffle(ts, &dst[..whole], &mut src[..whole]);
         dst[..whole].copy_from_slice(&src[..whole]);
     }
     dst[whole..len].copy_from_slice(&src[whole..len]);
