@@ -54,9 +54,10 @@ const ms = performance.now() - t0;
 clearInterval(timer);
 peak = Math.max(peak, process.memoryUsage().rss);
 // When the reads had settled (epoch ms); then a pause, so that a connection the module left
-// open (rather than dropped) shows as closed only at exit, well after it.
+// open (rather than dropped) shows as closed only at exit, after `pauseEnd`.
 const readsEnd = Date.now();
-await new Promise((r) => setTimeout(r, 250));
+await new Promise((r) => setTimeout(r, 1500));
+const pauseEnd = Date.now();
 // The module reads on.
 let alive = false;
 try {
@@ -64,5 +65,5 @@ try {
 } catch {
   alive = false;
 }
-console.log(JSON.stringify({ code, message, outcomes, grew: (peak - rss0) / 2 ** 20, ms, readsEnd, alive }));
+console.log(JSON.stringify({ code, message, outcomes, grew: (peak - rss0) / 2 ** 20, ms, readsEnd, pauseEnd, alive }));
 process.exit(0);
