@@ -53,10 +53,14 @@ try {
 const ms = performance.now() - t0;
 clearInterval(timer);
 peak = Math.max(peak, process.memoryUsage().rss);
-// When the reads had settled (epoch ms); then a pause, so that a connection the module left
-// open (rather than dropped) shows as closed only at exit, after `pauseEnd`.
+// When the reads had settled (epoch ms); then a pause until the server streams no answer (at
+// most 1.5 s), so that a connection the module left open (rather than dropped) shows as closed
+// only at exit, after `pauseEnd`.
 const readsEnd = Date.now();
-await new Promise((r) => setTimeout(r, 1500));
+const streaming = `${new URL(url).origin}/__streaming`;
+while (Date.now() < readsEnd + 1500 && (await (await globalThis.fetch(streaming)).text()) !== "0") {
+  await new Promise((r) => setTimeout(r, 20));
+}
 const pauseEnd = Date.now();
 // The module reads on.
 let alive = false;
