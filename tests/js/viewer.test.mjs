@@ -112,6 +112,24 @@ function screenPixel(geo, x, y, f = 1) {
 
 const grey = (v, lo, hi) => Math.round(Math.min(1, Math.max(0, (v - lo) / (hi - lo))) * 255);
 
+/**
+ * Asserts that each on-screen pixel (x, y) of a `width` × `height` grid, every `step`th, shows
+ * the grey `greyAt(x, y)`; returns how many were checked.
+ */
+function checkGreys(img, geo, [width, height, step = 1], greyAt, what) {
+  let n = 0;
+  for (let y = 0; y < height; y += step) {
+    for (let x = 0; x < width; x += step) {
+      const p = screenPixel(geo, x, y);
+      if (!p) continue;
+      const g = greyAt(x, y);
+      assertColour(img.pixel(...p), [g, g, g], `${what} (x ${x}, y ${y})`);
+      n++;
+    }
+  }
+  return n;
+}
+
 function assertColour(actual, expected, what) {
   const ok = [0, 1, 2].every((i) => Math.abs(actual[i] - expected[i]) <= 1);
   assert.ok(ok, `${what}: screen [${actual.slice(0, 3)}], expected [${expected}]`);
@@ -554,16 +572,7 @@ test("Neuroglancer precomputed by URL parameter: a sharded volume's z plane, and
     assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0);
     const geo = await geometry(page);
     const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < sy; y++) {
-      for (let x = 0; x < sx; x++) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[(x * sy + y) * sz + z], 0, hi);
-        assertColour(img.pixel(...p), [g, g, g], `ident_u16 (x ${x}, y ${y}, z ${z})`);
-        n++;
-      }
-    }
+    const n = checkGreys(img, geo, [sx, sy], (x, y) => grey(exp[(x * sy + y) * sz + z], 0, hi), `ident_u16 z ${z}`);
     assert.equal(n, sx * sy);
   } finally {
     await page.close();
@@ -593,16 +602,7 @@ test("a JPEG XL precomputed volume (its decoder a module fetched on demand): scr
     assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
     const geo = await geometry(page);
     const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < sy; y++) {
-      for (let x = 0; x < sx; x++) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[(x * sy + y) * sz + z], 0, 255);
-        assertColour(img.pixel(...p), [g, g, g], `cv_jxl_u8 (x ${x}, y ${y}, z ${z})`);
-        n++;
-      }
-    }
+    const n = checkGreys(img, geo, [sx, sy], (x, y) => grey(exp[(x * sy + y) * sz + z], 0, 255), `cv_jxl_u8 z ${z}`);
     assert.ok(n > 100, `${n} pixels checked`);
     assert.ok(pageServer.log.some((e) => e.path === "/pkg/wasm/decoders/jxl.wasm"), "the jxl decoder module was fetched");
   } finally {
@@ -657,16 +657,7 @@ test("an array in a zip typed into the URL field and submitted: screen pixels ar
     assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
     const geo = await geometry(page);
     const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < H; y++) {
-      for (let x = 0; x < W; x++) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[y * W + x], 0, hi);
-        assertColour(img.pixel(...p), [g, g, g], `ct_zp3zip_sharded_u16 (x ${x}, y ${y})`);
-        n++;
-      }
-    }
+    const n = checkGreys(img, geo, [W, H], (x, y) => grey(exp[y * W + x], 0, hi), "ct_zp3zip_sharded_u16");
     assert.ok(n >= (H * W) / 2, `${n} pixels checked`);
   } finally {
     await page.close();
@@ -693,16 +684,7 @@ async function kerchunkInViewer(file, doc) {
     assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
     const geo = await geometry(page);
     const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < H; y += 2) {
-      for (let x = 0; x < W; x += 2) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[y * W + x], lo, hi);
-        assertColour(img.pixel(...p), [g, g, g], `ct_kerchunk_gzip_i16 (x ${x}, y ${y})`);
-        n++;
-      }
-    }
+    const n = checkGreys(img, geo, [W, H, 2], (x, y) => grey(exp[y * W + x], lo, hi), "ct_kerchunk_gzip_i16");
     assert.ok(n > 100, `${n} pixels checked`);
     const log = dataServer.log.filter((e) => e.path.startsWith("/fixtures/containers/kerchunk/"));
     assert.equal(log.filter((e) => e.path.endsWith(doc)).length, 1, "the reference file once");
@@ -734,18 +716,12 @@ test("an Icechunk repository by ?url=&store=icechunk&tag= and &branch=, and by t
       assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
       const geo = await geometry(page);
       const img = await shot(page, geo);
-      let n = 0;
       let differ = 0; // checked pixels where the other version's value would show otherwise
-      for (let y = 0; y < 40; y += 3) {
-        for (let x = 0; x < 50; x += 3) {
-          const p = screenPixel(geo, x, y);
-          if (!p) continue;
-          const g = grey(exp[y * 50 + x], 0, 65535);
-          assertColour(img.pixel(...p), [g, g, g], `ic2 ${pipeline} raw (x ${x}, y ${y})`);
-          if (Math.abs(grey(other[y * 50 + x], 0, 65535) - g) > 2) differ++;
-          n++;
-        }
-      }
+      const n = checkGreys(img, geo, [50, 40, 3], (x, y) => {
+        const g = grey(exp[y * 50 + x], 0, 65535);
+        if (Math.abs(grey(other[y * 50 + x], 0, 65535) - g) > 2) differ++;
+        return g;
+      }, `ic2 ${pipeline} raw`);
       assert.ok(n > 50, `${n} pixels checked`);
       assert.ok(differ >= 10, `${pipeline}: only ${differ} checked pixels tell the branch from the tag`);
       const reads = dataServer.log.filter((e) => e.path.startsWith("/fixtures/icechunk/v2.icechunk/"));
@@ -810,16 +786,7 @@ test("Zarr v2 array by URL parameter: Fortran order, no compressor, missing chun
     await idle(page);
     const geo = await geometry(page);
     const img = await shot(page, geo);
-    let n = 0;
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        const p = screenPixel(geo, x, y);
-        if (!p) continue;
-        const g = grey(exp[y * w + x], lo, hi);
-        assertColour(img.pixel(...p), [g, g, g], `zp2_v2_i4_raw_F (${y}, ${x})`);
-        n++;
-      }
-    }
+    const n = checkGreys(img, geo, [w, h], (x, y) => grey(exp[y * w + x], lo, hi), "zp2_v2_i4_raw_F");
     assert.equal(n, h * w);
   } finally {
     await page.close();
