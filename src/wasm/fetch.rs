@@ -1,7 +1,7 @@
 //! `fetch` as the core's [`HttpClient`]: the platform's global `fetch` (window, worker, Node)
 //! or the caller's, with extra headers, an abort signal, and a per-origin limit on requests in
 //! flight with priorities.
-use crate::core::storage::limit::Limiter;
+use crate::core::storage::limit::{Limiter, Permit};
 use crate::core::storage::{origin, HttpClient, Method, Request, Response};
 use crate::core::{Error, ErrorCode, Result};
 use crate::core::storage::vecmap::VecMap;
@@ -87,7 +87,6 @@ impl BodyReader {
     }
 }
 
-/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
 /// `AbortSignal.any([a, b])`, where the platform has it.
 fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
     let ctor = Reflect::get(&js_sys::global(), &"AbortSignal".into()).ok()?;
@@ -133,6 +132,7 @@ pub async fn sleep_ms(ms: f64) {
     sleep_until(ms, None).await
 }
 
+/// `performance.now()` where the platform has it (windows, workers, Node), else `Date.now()`.
 pub fn now() -> f64 {
     std::thread_local! {
         static PERFORMANCE: Option<(Function, JsValue)> = {
@@ -264,19 +264,227 @@ fn stalled(e: &JsValue) -> bool {
     e.as_string().as_deref() == Some(STALLED)
 }
 
-impl HttpClient for FetchClient {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        let limit = limiter(req.url);
+/// One request past its origin's slot: what its errors report, and the controller they abort.
+struct Call<'a> {
+    client: &'a FetchClient,
+    req: &'a Request<'a>,
+    limiter: &'a Limiter,
+    /// Our own controller: a stall or an oversized body aborts this request alone; the
+    /// caller's signal aborts it too.
+    ctl: Option<web_sys::AbortController>,
+}
+
+impl Call<'_> {
+    fn abort(&self) {
+        if let Some(c) = &self.ctl {
+            c.abort();
+        }
+    }
+
+    /// Sets `init.signal`; the guard returned removes the forwarding listener, if any.
+    fn link_signal(&self, init: &Object) -> Unlink {
+        let caller = &self.client.signal;
+        // Both signals in one (`AbortSignal.any`) where the platform has it: a listener per
+        // request on a signal shared by a batch's many requests would pile up (and Node warns).
+        let combined = match (caller, &self.ctl) {
+            (Some(s), Some(c)) => any_signal(s, &c.signal()),
+            _ => None,
+        };
+        let forward = match (caller, &self.ctl) {
+            _ if combined.is_some() => None,
+            (Some(s), Some(c)) => {
+                let c = c.clone();
+                let f = Closure::<dyn FnMut()>::new(move || c.abort());
+                s.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
+                Some((s.clone(), f))
+            }
+            _ => None,
+        };
+        let unlink = Unlink(forward);
+        match (&combined, &self.ctl, caller) {
+            (Some(both), _, _) => Reflect::set(init, &"signal".into(), both).ok(),
+            (None, Some(c), _) => Reflect::set(init, &"signal".into(), &c.signal()).ok(),
+            (None, None, Some(s)) => Reflect::set(init, &"signal".into(), s).ok(),
+            _ => None,
+        };
+        unlink
+    }
+
+    /// A rejection of the fetch or of a read: a stall (which aborts the request and tells the
+    /// origin's limiter), the caller's abort, or the platform's error.
+    fn failed(&self, e: JsValue) -> Error {
+        let url = self.req.url;
+        if stalled(&e) {
+            self.abort();
+            let ms = self.req.stall_ms.unwrap_or(0.0);
+            self.limiter.note_stall(now(), ms);
+            return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {} ms", ms as u64));
+        }
+        if self.client.is_aborted() {
+            return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
+        }
+        js_error_to_core(e, url)
+    }
+
+    /// A body of `n` bytes or more, past the limit `l`: the request is aborted.
+    fn beyond(&self, status: u16, n: u64, l: u64) -> Error {
+        self.abort();
+        let url = self.req.url;
+        if status == 206 && self.req.asked == Some(l) {
+            let why = format!("{url}: a partial answer runs past the {l} bytes asked for ({n} or more); cut there");
+            return Error::new(ErrorCode::CorruptShard, why);
+        }
+        crate::core::error::too_large(
+            &format!("{url}: the answer"),
+            n,
+            l,
+            "maxDecodedBytes, or maxMetadataBytes for metadata",
+        )
+    }
+
+    /// `n` body bytes could not be allocated: the request is aborted.
+    fn no_room(&self, n: usize) -> Error {
+        self.abort();
+        Error::new(ErrorCode::TooLarge, format!("{}: the answer: cannot allocate {n} bytes", self.req.url))
+    }
+
+    /// The fetch's `Response`, within the stall time.
+    async fn answer(&self, init: &Object) -> Result<web_sys::Response> {
+        let (url, c) = (self.req.url, self.client);
+        let p = c.fetch.call2(&c.this, &url.into(), init).map_err(|e| js_error_to_core(e, url))?;
+        let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
+        let resp = within(p, self.req.stall_ms).await.map_err(|e| self.failed(e))?;
+        self.limiter.note_progress(now());
+        resp.dyn_into()
+            .map_err(|_| Error::new(ErrorCode::Network, format!("{url}: fetch did not resolve to a Response")))
+    }
+
+    /// The answer's status, headers and body (a HEAD's: empty).
+    async fn response(&self, resp: web_sys::Response) -> Result<Response> {
+        let h = resp.headers();
+        let content_range = h.get("content-range").ok().flatten();
+        let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
+        let retry_after = h.get("retry-after").ok().flatten();
+        let status = resp.status();
+        // A partial answer carries what was asked for, no more (whatever a hostile or broken
+        // server streams after it); a whole one, up to the limit.
+        let max_body = match (status, self.req.asked) {
+            (206, Some(a)) => Some(self.req.limit.map_or(a, |l| l.min(a))),
+            _ => self.req.limit,
+        };
+        if let (Some(l), Some(n)) = (max_body, content_length) {
+            if n > l && (200..300).contains(&status) {
+                // Not read: the body stays on the wire (dropped with the response).
+                return Err(self.beyond(status, n, l));
+            }
+        }
+        let body = match (self.req.method, resp.body()) {
+            (Method::Get, Some(stream)) => {
+                let known = content_length.or(self.req.asked.filter(|_| status == 206));
+                self.read_body(&stream, known, status, max_body).await?
+            }
+            (Method::Get, None) => Vec::new(),
+            (Method::Head, _) => Vec::new(),
+        };
+        Ok(Response { status, content_range, content_length, retry_after, body })
+    }
+
+    /// The body as it arrives: each piece within the stall time, the whole within `max`. A
+    /// size `known` (a length, or a partial answer's range) is reserved at once and filled
+    /// through one reused buffer; an unknown one is kept as the stream's pieces and copied
+    /// once at the end: the body never moves while growing (a doubling vector would leave
+    /// the module's memory three times its size).
+    async fn read_body(
+        &self,
+        stream: &web_sys::ReadableStream,
+        known: Option<u64>,
+        status: u16,
+        max: Option<u64>,
+    ) -> Result<Vec<u8>> {
+        let mut reader = BodyReader::new(stream, known.is_some());
+        let mut body: Vec<u8> = Vec::new();
+        let mut pieces: Vec<Uint8Array> = Vec::new();
+        let mut total = 0usize;
+        if let Some(n) = known {
+            let n = n.min(max.unwrap_or(u64::MAX)) as usize;
+            body.try_reserve_exact(n).map_err(|_| self.no_room(n))?;
+        }
+        while let Some(chunk) = self.next_piece(&mut reader, total).await? {
+            self.limiter.note_progress(now());
+            let n = chunk.length() as usize;
+            if let Some(l) = max {
+                if (total + n) as u64 > l {
+                    // Cut here: the piece past the limit is dropped unread.
+                    reader.cancel();
+                    return Err(self.beyond(status, (total + n) as u64, l));
+                }
+            }
+            total += n;
+            if known.is_some() {
+                self.append(&mut body, &chunk, n)?;
+            } else {
+                pieces.push(chunk);
+            }
+        }
+        if known.is_none() {
+            self.join(&mut body, pieces, total)?;
+        }
+        Ok(body)
+    }
+
+    /// The body's next piece (`None`: it is over), within the stall time; `total`: the bytes
+    /// read so far.
+    async fn next_piece(&self, reader: &mut BodyReader, total: usize) -> Result<Option<Uint8Array>> {
+        let piece = within(reader.read(), self.req.stall_ms).await.map_err(|e| {
+            if stalled(&e) || self.client.is_aborted() {
+                return self.failed(e);
+            }
+            let why = Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
+            let url = self.req.url;
+            Error::new(
+                ErrorCode::Network,
+                format!("{url}: truncated body: the connection broke after {total} bytes ({why})"),
+            )
+        })?;
+        Ok(reader.took(&piece))
+    }
+
+    /// Copies `chunk`, of `n` bytes, onto the end of `body`, growing it only past its reservation.
+    fn append(&self, body: &mut Vec<u8>, chunk: &Uint8Array, n: usize) -> Result<()> {
+        let at = body.len();
+        body.try_reserve(n).map_err(|_| self.no_room(at + n))?;
+        crate::core::error::extend_zeroed(body, n);
+        chunk.copy_to(&mut body[at..]);
+        Ok(())
+    }
+
+    /// Copies the `total` bytes of `pieces` onto the end of `body` in one allocation.
+    fn join(&self, body: &mut Vec<u8>, pieces: Vec<Uint8Array>, total: usize) -> Result<()> {
+        body.try_reserve_exact(total).map_err(|_| self.no_room(total))?;
+        for p in pieces {
+            let at = body.len();
+            crate::core::error::extend_zeroed(body, p.length() as usize);
+            p.copy_to(&mut body[at..]);
+        }
+        Ok(())
+    }
+}
+
+impl FetchClient {
+    /// A slot of `limit`; with a stall time, waiting for it gives up at the request's deadline
+    /// if the origin is found stuck.
+    async fn slot<'l>(&self, limit: &'l Limiter, req: &Request<'_>) -> Result<Permit<'l>> {
         let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
-        let Some(_slot) = limit.acquire(self.priority, deadline).await else {
+        let Some(slot) = limit.acquire(self.priority, deadline).await else {
             let why =
                 "no request slot of its origin came free within the retry budget: every request there is stalling";
             return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
         };
-        if self.is_aborted() {
-            return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
-        }
-        let url = req.url;
+        Ok(slot)
+    }
+
+    /// `fetch`'s init but its signal: the method, and the headers (ours, then `Range`).
+    fn init(&self, req: &Request<'_>) -> Object {
         let init = Object::new();
         let headers = Object::new();
         for (k, v) in self.headers.iter() {
@@ -293,152 +501,22 @@ impl HttpClient for FetchClient {
         };
         Reflect::set(&init, &"method".into(), &method.into()).ok();
         Reflect::set(&init, &"headers".into(), &headers).ok();
-        // Our own controller: a stall aborts this request alone; the caller's signal aborts it too.
-        let ctl = web_sys::AbortController::new().ok();
-        // Both signals in one (`AbortSignal.any`) where the platform has it: a listener per
-        // request on a signal shared by a batch's many requests would pile up (and Node warns).
-        let combined = match (&self.signal, &ctl) {
-            (Some(s), Some(c)) => any_signal(s, &c.signal()),
-            _ => None,
-        };
-        let forward = match (&self.signal, &ctl) {
-            _ if combined.is_some() => None,
-            (Some(s), Some(c)) => {
-                let c = c.clone();
-                let f = Closure::<dyn FnMut()>::new(move || c.abort());
-                s.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
-                Some((s.clone(), f))
-            }
-            _ => None,
-        };
-        let _unlink = Unlink(forward);
-        match (&combined, &ctl, &self.signal) {
-            (Some(both), _, _) => Reflect::set(&init, &"signal".into(), both).ok(),
-            (None, Some(c), _) => Reflect::set(&init, &"signal".into(), &c.signal()).ok(),
-            (None, None, Some(s)) => Reflect::set(&init, &"signal".into(), s).ok(),
-            _ => None,
-        };
-        let failed = |e: JsValue| {
-            if stalled(&e) {
-                if let Some(c) = &ctl {
-                    c.abort();
-                }
-                let ms = req.stall_ms.unwrap_or(0.0);
-                limit.note_stall(now(), ms);
-                return Error::new(ErrorCode::Network, format!("{url}: stalled: no data for {} ms", ms as u64));
-            }
-            if self.is_aborted() {
-                return Error::new(ErrorCode::Aborted, format!("{url}: aborted"));
-            }
-            js_error_to_core(e, url)
-        };
-        let p = self.fetch.call2(&self.this, &url.into(), &init).map_err(|e| js_error_to_core(e, url))?;
-        let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
-        let resp = within(p, req.stall_ms).await.map_err(failed)?;
-        limit.note_progress(now());
-        let resp: web_sys::Response = resp
-            .dyn_into()
-            .map_err(|_| Error::new(ErrorCode::Network, format!("{url}: fetch did not resolve to a Response")))?;
-        let h = resp.headers();
-        let content_range = h.get("content-range").ok().flatten();
-        let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
-        let retry_after = h.get("retry-after").ok().flatten();
-        let status = resp.status();
-        // A partial answer carries what was asked for, no more (whatever a hostile or broken
-        // server streams after it); a whole one, up to the limit.
-        let max_body = match (status, req.asked) {
-            (206, Some(a)) => Some(req.limit.map_or(a, |l| l.min(a))),
-            _ => req.limit,
-        };
-        let beyond = |n: u64, l: u64| {
-            if let Some(c) = &ctl {
-                c.abort();
-            }
-            if status == 206 && req.asked == Some(l) {
-                let why = format!("{url}: a partial answer runs past the {l} bytes asked for ({n} or more); cut there");
-                return Error::new(ErrorCode::CorruptShard, why);
-            }
-            crate::core::error::too_large(
-                &format!("{url}: the answer"),
-                n,
-                l,
-                "maxDecodedBytes, or maxMetadataBytes for metadata",
-            )
-        };
-        if let (Some(l), Some(n)) = (max_body, content_length) {
-            if n > l && (200..300).contains(&status) {
-                // Not read: the body stays on the wire (dropped with the response).
-                return Err(beyond(n, l));
-            }
+        init
+    }
+}
+
+impl HttpClient for FetchClient {
+    async fn send(&self, req: Request<'_>) -> Result<Response> {
+        let limit = limiter(req.url);
+        let _slot = self.slot(&limit, &req).await?;
+        if self.is_aborted() {
+            return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
-        let body = match (req.method, resp.body()) {
-            (Method::Get, Some(stream)) => {
-                // Read as it arrives: each piece within the stall time, the whole within the limit.
-                // A size known (a length, or a partial answer's range) is reserved at once and
-                // filled through one reused buffer; an unknown one is kept as the stream's pieces
-                // and copied once at the end: the body never moves while growing (a doubling
-                // vector would leave the module's memory three times its size).
-                let known = content_length.or(req.asked.filter(|_| status == 206));
-                let mut reader = BodyReader::new(&stream, known.is_some());
-                let mut body: Vec<u8> = Vec::new();
-                let mut pieces: Vec<Uint8Array> = Vec::new();
-                let mut total = 0usize;
-                let no_room = |n: usize| {
-                    if let Some(c) = &ctl {
-                        c.abort();
-                    }
-                    Error::new(ErrorCode::TooLarge, format!("{url}: the answer: cannot allocate {n} bytes"))
-                };
-                if let Some(n) = known {
-                    let n = n.min(max_body.unwrap_or(u64::MAX)) as usize;
-                    body.try_reserve_exact(n).map_err(|_| no_room(n))?;
-                }
-                loop {
-                    let piece = within(reader.read(), req.stall_ms).await.map_err(|e| {
-                        if stalled(&e) || self.is_aborted() {
-                            return failed(e);
-                        }
-                        let why =
-                            Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_default();
-                        Error::new(
-                            ErrorCode::Network,
-                            format!("{url}: truncated body: the connection broke after {total} bytes ({why})"),
-                        )
-                    })?;
-                    let Some(chunk) = reader.took(&piece) else { break };
-                    limit.note_progress(now());
-                    let n = chunk.length() as usize;
-                    if let Some(l) = max_body {
-                        if (total + n) as u64 > l {
-                            // Cut here: the piece past the limit is dropped unread.
-                            reader.cancel();
-                            return Err(beyond((total + n) as u64, l));
-                        }
-                    }
-                    total += n;
-                    if known.is_some() {
-                        let at = body.len();
-                        body.try_reserve(n).map_err(|_| no_room(at + n))?;
-                        crate::core::error::extend_zeroed(&mut body, n);
-                        chunk.copy_to(&mut body[at..]);
-                    } else {
-                        pieces.push(chunk);
-                    }
-                }
-                if known.is_none() {
-                    body.try_reserve_exact(total).map_err(|_| no_room(total))?;
-                    for p in pieces {
-                        let at = body.len();
-                        crate::core::error::extend_zeroed(&mut body, p.length() as usize);
-                        p.copy_to(&mut body[at..]);
-                    }
-                }
-                body
-            }
-            (Method::Get, None) => Vec::new(),
-            (Method::Head, _) => Vec::new(),
-        };
-        Ok(Response { status, content_range, content_length, retry_after, body })
+        let init = self.init(&req);
+        let call = Call { client: self, req: &req, limiter: &limit, ctl: web_sys::AbortController::new().ok() };
+        let _unlink = call.link_signal(&init);
+        let resp = call.answer(&init).await?;
+        call.response(resp).await
     }
 
     async fn sleep(&self, ms: f64) {
