@@ -15,7 +15,7 @@ import { ChunkBatcher } from "./batch.js";
 import { Decoding } from "./decoding.js";
 import type { ArrayDocs, Pool } from "./pool.js";
 import { compiledDecoders } from "./decoders.js";
-import { containerOf, parseAttributes } from "./group.js";
+import { containerOf, parseAttributes } from "./node-meta.js";
 
 /** An opened array. */
 export class ShardedArray {

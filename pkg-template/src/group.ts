@@ -2,20 +2,12 @@
  * {@link Group}: an opened group; its children open as the group's format, without probing.
  * @packageDocumentation
  */
-import type { WasmContainer, WasmGroup, WasmGroupMeta } from "./wasm/shardfetch.js";
+import type { WasmGroup, WasmGroupMeta } from "./wasm/shardfetch.js";
 import { api, initialize, moduleGeneration } from "./module.js";
 import type { ShardedArray } from "./array.js";
 import type { Container, Format, OpenOptions } from "./types.js";
 import { ShardfetchError } from "./errors.js";
-
-/**
- * @internal A node's attributes from the JSON text the module hands over (an object's text,
- * unparsed in the module so that large attributes cost nothing until read).
- */
-export function parseAttributes(text: string): Readonly<Record<string, unknown>> {
-  const v: unknown = JSON.parse(text);
-  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
+import { containerOf, parseAttributes } from "./node-meta.js";
 
 /**
  * @internal `NotAnArray` for `g` (closed: nobody holds it), saying what the group holds where its
@@ -45,19 +37,6 @@ export function notAnArray(g: Group): ShardfetchError {
  * whose consolidated metadata answers the children's metadata requests.
  */
 type Opener = (url: string, options: OpenOptions, via?: WasmGroup) => Promise<ShardedArray | Group>;
-
-/** @internal What holds a node, as the module describes it, with an `.ozx`'s OME version. */
-export function containerOf(c: WasmContainer | null | undefined): Container | null {
-  if (!c) return null;
-  let omeVersion: string | null = null;
-  try {
-    const v = (JSON.parse(c.comment) as { ome?: { version?: unknown } } | null)?.ome?.version;
-    omeVersion = typeof v === "string" ? v : null;
-  } catch {
-    // Not JSON: no version.
-  }
-  return Object.freeze({ kind: c.kind, url: c.url, comment: c.comment, omeVersion, snapshot: c.snapshot ?? null });
-}
 
 /** A member of a group, as its consolidated metadata lists it. */
 export interface GroupChild {
