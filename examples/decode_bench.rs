@@ -17,7 +17,7 @@ use serde_json::Value;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Want;
 use shardfetch::core::read::Got;
-use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::{HttpClient, Method, Request, Response};
 use shardfetch::core::{Error, ErrorCode, Result};
 
 /// Serves `file://`-less URLs `mem:/<path>` from a directory, with single byte ranges.

@@ -5,19 +5,48 @@
 //! and the wrapper's option list against them).
 pub use crate::core::error::ERROR_CODES_TS;
 
+/// The store kinds of the registry as TypeScript: `WasmStoreKind`, `WasmStoreOptions`.
+pub const STORES_TS: &str = {
+    const PARTS: &[&str] = crate::core::store::registry::TS_PARTS;
+    const N: usize = {
+        let (mut n, mut i) = (0, 0);
+        while i < PARTS.len() {
+            n += PARTS[i].len();
+            i += 1;
+        }
+        n
+    };
+    const BYTES: [u8; N] = {
+        let mut out = [0u8; N];
+        let (mut k, mut i) = (0, 0);
+        while i < PARTS.len() {
+            let b = PARTS[i].as_bytes();
+            let mut j = 0;
+            while j < b.len() {
+                out[k] = b[j];
+                k += 1;
+                j += 1;
+            }
+            i += 1;
+        }
+        out
+    };
+    match core::str::from_utf8(&BYTES) {
+        Ok(s) => s,
+        Err(_) => panic!("the store kinds' TypeScript is not UTF-8"),
+    }
+};
+
 /// The TypeScript declarations of the shapes the binding passes.
 pub const CONTRACT: &str = r#"
 /** Options of `openNode` (what the wrapper's `OpenOptions` passes on). */
-export interface WasmOptions {
+export interface WasmOptions extends WasmStoreOptions {
   headers?: Record<string, string>;
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
   signal?: AbortSignal;
   path?: string;
   format?: string;
-  store?: string;
-  branch?: string;
-  tag?: string;
-  snapshot?: string;
+  store?: WasmStoreKind | "http";
   scale?: number | string;
   cacheBytes?: number;
   treat403AsMissing?: boolean;
@@ -98,7 +127,7 @@ export interface WasmGroupMeta {
   format: "zarr3" | "zarr2" | "zarr3-draft" | "precomputed";
   /** JSON text of an object, not parsed by the module (the wrapper parses it when read). */
   attributes: string;
-  /** The URL the group was opened from (a store root for the draft layout), and its path under it. */
+  /** What opens the group's store again (a store root for the draft layout; a pipeline URL when layers hold it), and its path under it. */
   root: string;
   path: string;
   /** Its children, as its consolidated metadata (or its parent's) lists them; empty without. */
@@ -109,11 +138,12 @@ export interface WasmGroupMeta {
 }
 
 /**
- * What holds a node when it is not a plain store: a zip archive (its URL and comment), or an
- * Icechunk repository (its URL, the snapshot read and that snapshot's commit message).
+ * What holds a node when it is not plain objects: the innermost store kind over it, the URL of
+ * the object it reads, a comment (an archive's; a snapshot's commit message), and the version
+ * read, as the kind names it (`snapshot`: an Icechunk snapshot's id).
  */
 export interface WasmContainer {
-  kind: "zip" | "icechunk";
+  kind: WasmStoreKind;
   url: string;
   comment: string;
   snapshot?: string;

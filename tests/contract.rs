@@ -3,7 +3,8 @@
 //! shapes crossing the JS↔wasm boundary are `shardfetch::contract`, emitted into the generated
 //! `shardfetch.d.ts` that the wrapper compiles against).
 use serde_json::Value;
-use shardfetch::contract::CONTRACT;
+use shardfetch::contract::{CONTRACT, STORES_TS};
+use shardfetch::core::store::registry;
 use shardfetch::core::open::first_metadata_url;
 use shardfetch::core::ErrorCode;
 use std::collections::BTreeSet;
@@ -67,11 +68,13 @@ fn readme_options_are_the_wrappers_options() {
     let readme = read("README.md");
     let types = read("pkg-template/src/types.ts");
     let documented = readme_table(&readme, "| option | meaning |");
-    let declared = fields(&types, "OpenOptions");
+    // The options store kinds take come from the registry, through the contract.
+    let stores = fields(STORES_TS, "WasmStoreOptions");
+    let declared = &fields(&types, "OpenOptions") | &stores;
     assert!(declared.len() >= 13, "{declared:?}");
     assert_eq!(documented, declared, "README option table vs OpenOptions in types.ts");
     // What the module takes is what the wrapper takes, less what the wrapper handles itself.
-    let module: BTreeSet<String> = fields(CONTRACT, "WasmOptions");
+    let module: BTreeSet<String> = &fields(CONTRACT, "WasmOptions") | &stores;
     let wrapper_only: BTreeSet<String> = ["workers", "chunkCacheBytes"].map(String::from).into();
     // What the wrapper adds of its own: its runner of the external decoders.
     let module_only: BTreeSet<String> = ["decoders"].map(String::from).into();
@@ -146,7 +149,9 @@ fn the_binding_spells_the_contracts_keys() {
     let array = read("src/wasm/array.rs");
     let group = read("src/wasm/group.rs");
     let options = keys_after(&convert, "pub fn parse_options(", "\n}\n", "get(options, \"");
-    assert_eq!(options, fields(CONTRACT, "WasmOptions"), "parse_options vs WasmOptions");
+    // (The store kinds' options are read by the registry's names.)
+    let kinds: BTreeSet<String> = registry::OPTIONS.iter().flat_map(|(_, n)| n.iter()).map(|n| n.to_string()).collect();
+    assert_eq!(&options | &kinds, &fields(CONTRACT, "WasmOptions") | &fields(STORES_TS, "WasmStoreOptions"), "parse_options vs WasmOptions");
     let retry = keys_after(&convert, "pub fn parse_options(", "\n}\n", "num(\"");
     assert_eq!(retry, fields(CONTRACT, "WasmRetry"), "parse_options' retry vs WasmRetry");
     let stats = keys_after(&array, "pub fn stats(", "o.into()", "set(&o, \"");
@@ -159,4 +164,15 @@ fn the_binding_spells_the_contracts_keys() {
     assert_eq!(scale, fields(CONTRACT, "WasmScale"), "scales_of vs WasmScale");
     let group_meta = keys_after(&group, "pub fn meta(", "o.into()", "set(&o, \"");
     assert_eq!(group_meta, fields(CONTRACT, "WasmGroupMeta"), "WasmGroup.meta vs WasmGroupMeta");
+}
+
+/// The contract's store kinds are the registry's: their names, and each kind's options
+/// declared as it takes them.
+#[test]
+fn the_contracts_store_kinds_are_the_registrys() {
+    let options: BTreeSet<String> = registry::OPTIONS.iter().flat_map(|(_, n)| n.iter()).map(|n| n.to_string()).collect();
+    assert_eq!(fields(STORES_TS, "WasmStoreOptions"), options);
+    let union = STORES_TS.split("export type WasmStoreKind = never").nth(1).unwrap().split(';').next().unwrap();
+    let names: BTreeSet<String> = union.split('|').map(|s| s.trim().trim_matches('"').to_string()).filter(|s| !s.is_empty()).collect();
+    assert_eq!(names, registry::NAMES.iter().map(|n| n.to_string()).collect());
 }

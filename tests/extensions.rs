@@ -6,7 +6,7 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_region, Array};
-use shardfetch::core::storage::{HttpClient, Request, Response};
+use shardfetch::core::transport::{HttpClient, Request, Response};
 use shardfetch::core::{ErrorCode, Result};
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region};
-use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::{HttpClient, Method, Request, Response};
 use shardfetch::core::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -7,11 +7,10 @@ mod common;
 use common::{check_case, parse_manifest, static_answer};
 use futures_executor::block_on;
 use serde_json::Value;
-use shardfetch::core::open::{open, reopen, OpenOptions, Opened, StoreKind};
+use shardfetch::core::open::{open, reopen, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::storage::icechunk::Version;
-use shardfetch::core::storage::{HttpClient, Request, Response};
+use shardfetch::core::transport::{HttpClient, Request, Response};
 use shardfetch::core::{ErrorCode, Result};
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -53,8 +52,10 @@ impl Files {
     }
 }
 
-fn options(path: &str, version: Option<Version>) -> OpenOptions {
-    OpenOptions { store: Some(StoreKind::Icechunk), path: path.into(), version, ..OpenOptions::default() }
+/// Open options of a repository's node at `path`, at `version` (`("tag", "v1")`; none: `main`).
+fn options(path: &str, version: Option<(&str, &str)>) -> OpenOptions {
+    let store_settings = version.map(|(k, v)| (k.to_string(), v.to_string())).into_iter().collect();
+    OpenOptions { store: Some("icechunk".into()), path: path.into(), store_settings, ..OpenOptions::default() }
 }
 
 fn array(c: &Files, url: &str, o: OpenOptions) -> Result<Array> {
@@ -95,7 +96,7 @@ fn the_repo_file_the_snapshot_one_manifest_then_chunks() {
 #[test]
 fn a_shards_chunks_wanted_together_are_one_request() {
     let c = Files::default();
-    let a = array(&c, &repo("v2.icechunk"), options("sharded", Some(Version::Branch("main".into())))).unwrap();
+    let a = array(&c, &repo("v2.icechunk"), options("sharded", Some(("branch", "main")))).unwrap();
     c.take();
     // Shard (0, 0) holds 4x3 inner chunks of 8x8: its index (a small shard comes whole with
     // it), then at most one merged range of its chunk file.
@@ -120,14 +121,14 @@ fn inline_chunks_need_no_request() {
 #[test]
 fn spec_v1_refs_sit_at_fixed_paths() {
     let c = Files::default();
-    array(&c, &repo("v1.icechunk"), options("raw", Some(Version::Tag("v1".into())))).unwrap();
+    array(&c, &repo("v1.icechunk"), options("raw", Some(("tag", "v1")))).unwrap();
     let log = c.take();
     assert_eq!(
         log[..3],
         ["v1.icechunk/repo", "v1.icechunk/refs/tag.v1/ref.json", "v1.icechunk/refs/tag.v1/ref.json.deleted"]
     );
     assert!(log[3].starts_with("v1.icechunk/snapshots/") && log.len() == 4, "{log:?}");
-    let e = array(&c, &repo("v1.icechunk"), options("raw", Some(Version::Branch("nope".into())))).err().unwrap();
+    let e = array(&c, &repo("v1.icechunk"), options("raw", Some(("branch", "nope")))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound);
     assert!(e.message.contains("spec v1") && e.message.contains("nope"), "{}", e.message);
 }
@@ -135,7 +136,7 @@ fn spec_v1_refs_sit_at_fixed_paths() {
 #[test]
 fn unknown_refs_and_nodes_are_not_found() {
     let c = Files::default();
-    let e = array(&c, &repo("v2.icechunk"), options("raw", Some(Version::Tag("v9".into())))).err().unwrap();
+    let e = array(&c, &repo("v2.icechunk"), options("raw", Some(("tag", "v9")))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
     let e = array(&c, &repo("v2.icechunk"), options("nope", None)).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
@@ -160,7 +161,7 @@ fn pipeline_urls_open_branches_tags_and_snapshots() {
         let container = a.container().unwrap();
         assert_eq!(container.kind, "icechunk");
         if url.contains("@tag") || url.contains(first) {
-            assert_eq!((container.snapshot.as_str(), container.comment.as_str()), (first, "first"));
+            assert_eq!((container.version.as_str(), container.comment.as_str()), (first, "first"));
         }
     }
 }
@@ -173,8 +174,8 @@ fn groups_list_their_children_from_the_snapshot() {
     names.sort();
     assert_eq!(names, ["group:false", "raw:true", "sharded:true", "small:true"]);
     c.take();
-    // A child through the group's mount: no request (the snapshot is read).
-    let child = OpenOptions { mount: g.mount.clone(), ..options("group/sub/f8", None) };
+    // A child through the group's layers: no request (the snapshot is read).
+    let child = OpenOptions { stack: g.stack.clone(), ..options("group/sub/f8", None) };
     array(&c, &repo("v2.icechunk"), child).unwrap();
     assert_eq!(c.take(), Vec::<String>::new());
 }
@@ -182,7 +183,7 @@ fn groups_list_their_children_from_the_snapshot() {
 #[test]
 fn a_rebuilt_array_reads_the_same_snapshot() {
     let c = Files::default();
-    let a = array(&c, &repo("v2.icechunk"), options("raw", Some(Version::Tag("v1".into())))).unwrap();
+    let a = array(&c, &repo("v2.icechunk"), options("raw", Some(("tag", "v1")))).unwrap();
     let state = a.state();
     let first = manifest()["snapshots"]["v2"]["first"].as_str().unwrap().to_string();
     assert!(state.contains(&first), "{state}");

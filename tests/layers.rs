@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The core's layers, bottom up; a layer may import the ones before it.
 const LAYERS: &[&[&str]] =
-    &[&["error", "nd", "json", "zstd", "crc"], &["storage"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
+    &[&["error", "nd", "json", "zstd", "crc", "urls", "bytes"], &["transport"], &["store"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
 
 /// `src/`, or another tree to check (`SHARDFETCH_LAYERS_SRC`, e.g. an older checkout).
 fn src() -> PathBuf {
@@ -443,4 +443,188 @@ fn the_checker_resolves_reexports_and_relative_paths() {
     assert_eq!(resolve("crate::core::a::Other", &m("core::b"), &tree), Some(m("core::a")));
     assert_eq!(resolve("inner::f", &m("core::a"), &tree), Some(m("core::a::inner")));
     assert_eq!(resolve("serde_json::Value", &m("core::a"), &tree), None);
+}
+
+/// The store kinds' folders under `core::store` (the registry's kinds, and the consolidated
+/// overlay): each one alone knows its internals.
+fn kind_folders() -> Vec<String> {
+    let dir = src().join("core/store");
+    let mut out: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The kind folder a module is in, if any.
+fn kind_of(m: &[String], kinds: &[String]) -> Option<String> {
+    match m {
+        [core, store, kind, ..] if core == "core" && store == "store" && kinds.contains(kind) => Some(kind.clone()),
+        _ => None,
+    }
+}
+
+/// A store kind reads its container through the store below it (`transport::Objects`), never
+/// through another kind's internals; transport knows no kind; above the stores, only the
+/// store layer's shared modules (the façade, the registry, the pipeline, the overlay) are named.
+#[test]
+fn store_kinds_are_apart() {
+    let g = graph();
+    let kinds = kind_folders();
+    assert!(kinds.len() >= 4 && kinds.contains(&"zip".to_string()), "{kinds:?}");
+    let mut bad = Vec::new();
+    // (Test modules may reach anywhere.)
+    for (m, deps) in g.deps.iter().filter(|(m, _)| !m.iter().any(|p| p == "tests")) {
+        let mine = kind_of(m, &kinds);
+        for d in deps {
+            let Some(theirs) = kind_of(d, &kinds) else { continue };
+            let in_store = m.len() >= 2 && m[0] == "core" && m[1] == "store";
+            let shared_overlay = theirs == "consolidated" && d.len() == 3;
+            match (&mine, in_store) {
+                // A kind's own modules, and the overlay's public face.
+                (Some(k), _) if *k == theirs => {}
+                (Some(k), _) => bad.push(format!("kind {k}: {} reaches into {}", name(m), name(d))),
+                // The registry lists each kind by its type, and nothing else in the store layer
+                // names one.
+                (None, true) if m.len() == 3 && m[2] == "registry" && d.len() == 3 => {}
+                (None, _) if shared_overlay => {}
+                (None, _) => bad.push(format!("{} names the store kind {theirs} ({})", name(m), name(d))),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The registry's kind names, as they appear in the registry line of each kind (`NAME`).
+fn kind_names() -> Vec<String> {
+    let mut names = Vec::new();
+    for k in kind_folders() {
+        let text = std::fs::read_to_string(src().join(format!("core/store/{k}/mod.rs"))).unwrap();
+        if let Some(at) = text.find("const NAME: &'static str = \"") {
+            let rest = &text[at + 28..];
+            names.push(rest[..rest.find('"').unwrap()].to_string());
+        }
+    }
+    names
+}
+
+/// Nothing above the stores spells a store kind's name: the open path, the binding and the
+/// TypeScript wrapper take kinds from the registry (the contract's `WasmStoreKind`).
+#[test]
+fn nothing_above_the_stores_spells_a_kind() {
+    let names = kind_names();
+    assert!(names.len() >= 4 && names.contains(&"zip".to_string()), "{names:?}");
+    let mut files_seen = 0;
+    let mut bad = Vec::new();
+    let mut check = |path: &Path, text: &str| {
+        files_seen += 1;
+        for n in &names {
+            for quoted in [format!("\"{n}\""), format!("'{n}'")] {
+                if text.contains(&quoted) {
+                    bad.push(format!("{}: {quoted}", path.display()));
+                }
+            }
+        }
+    };
+    let mut list = Vec::new();
+    files(&src(), &mut list);
+    for p in &list {
+        let m = module_of(p);
+        let above = match m.as_slice() {
+            [core, top, ..] if core == "core" => !["transport", "store", "error", "nd", "json", "zstd", "crc", "urls", "bytes"].contains(&top.as_str()),
+            [wasm, ..] if wasm == "wasm" => true,
+            _ => false,
+        };
+        if above {
+            // Literals kept, comments dropped: `code_only` drops literals, so strip comments alone.
+            let text = std::fs::read_to_string(p).unwrap();
+            let code: String = text.split("#[cfg(test)]").next().unwrap().lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n");
+            check(p, &code);
+        }
+    }
+    let ts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("pkg-template/src");
+    for e in std::fs::read_dir(&ts).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "ts") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            check(&p, &text);
+        }
+    }
+    assert!(files_seen > 40, "looked at {files_seen} files");
+    assert!(bad.is_empty(), "store kinds spelled above the stores:\n{}", bad.join("\n"));
+}
+
+/// Lines of `text` before its tests (`#[cfg(test)]` at the start of a line).
+fn before_tests(text: &str) -> &str {
+    match text.find("\n#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => text,
+    }
+}
+
+/// Files that do one job: none over 800 lines, no function over 120 (tests apart).
+#[test]
+fn files_and_functions_are_small() {
+    let mut list = Vec::new();
+    files(&src(), &mut list);
+    assert!(list.len() > 100);
+    let mut bad = Vec::new();
+    for p in &list {
+        let text = std::fs::read_to_string(p).unwrap();
+        let code = before_tests(&text);
+        let n = code.lines().count();
+        if n > 800 {
+            bad.push(format!("{}: {n} lines", p.display()));
+        }
+        for (name, lines) in functions(&code_only(code)) {
+            if lines > 120 {
+                bad.push(format!("{}: fn {name} is {lines} lines", p.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Each function of `code` (comments and literals removed) and its length in lines, from its
+/// `fn` to its closing brace.
+fn functions(code: &str) -> Vec<(String, usize)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(k) = code[at..].find("fn ") {
+        let k = at + k;
+        at = k + 3;
+        if k > 0 && (b[k - 1].is_ascii_alphanumeric() || b[k - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[k + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // The body: the first `{` before any `;` (a declaration without a body has none).
+        let Some(open) = code[k..].find(['{', ';']).map(|o| k + o).filter(|&o| b[o] == b'{') else { continue };
+        let mut depth = 0;
+        let mut end = open;
+        for (i, &c) in b[open..].iter().enumerate() {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, code[k..=end].lines().count()));
+    }
+    out
+}
+
+#[test]
+fn the_size_checks_see_functions() {
+    let f = functions("fn a() {\n  if x { y }\n}\nfn b();\npub fn c(x: u8) -> u8 {\n x\n}\n");
+    assert_eq!(f, [("a".to_string(), 3), ("c".to_string(), 3)]);
 }

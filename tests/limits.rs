@@ -6,7 +6,7 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::{HttpClient, Method, Request, Response};
 use shardfetch::core::{ErrorCode, Result};
 use std::cell::RefCell;
 use std::collections::BTreeMap;

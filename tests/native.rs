@@ -8,7 +8,7 @@ use shardfetch::core::metadata::Scalar;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::{Sel, Want};
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Got};
-use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response};
+use shardfetch::core::transport::{Config, HttpClient, Method, Request, Response};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::{Cell, RefCell};
 use std::future::Future;

@@ -9,7 +9,7 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::storage::{Config, HttpClient, Method, Request, Response, Retry};
+use shardfetch::core::transport::{Config, HttpClient, Method, Request, Response, Retry};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -171,7 +171,7 @@ impl HttpClient for Faulty {
             Some(Fault::WrongRange) if r.status == 206 => {
                 // Other bytes: one byte later, with a Content-Range saying so.
                 let (a, b, total) =
-                    shardfetch::core::storage::http::parse_content_range(r.content_range.as_deref().unwrap()).unwrap();
+                    shardfetch::core::transport::http::parse_content_range(r.content_range.as_deref().unwrap()).unwrap();
                 let total = total.unwrap();
                 if b + 1 < total {
                     let mut full = self.serve(&Request { range: None, ..req.clone() });

@@ -2,11 +2,11 @@
 //! kerchunk/refs*.parq`): every record file's rows are what kerchunk's JSON references of the
 //! same HDF5 file say (`refs.json`), and damaged record files are typed errors, never a panic.
 use futures_executor::block_on;
-use shardfetch::core::open::{open, OpenOptions, Opened, StoreKind};
+use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::read_region;
-use shardfetch::core::storage::parquet::{rows, Row};
-use shardfetch::core::storage::{HttpClient, Request, Response};
+use shardfetch::core::store::refs::parquet::{rows, Row};
+use shardfetch::core::transport::{HttpClient, Request, Response};
 use shardfetch::core::Result;
 use std::path::PathBuf;
 
@@ -155,7 +155,7 @@ impl HttpClient for Dir {
 
 #[test]
 fn store_references_opens_a_parquet_set_by_any_name() {
-    let options = || OpenOptions { store: Some(StoreKind::References), path: "gzip_i16".into(), ..Default::default() };
+    let options = || OpenOptions { store: Some("references".into()), path: "gzip_i16".into(), ..Default::default() };
     let Ok(Opened::Array(a)) = block_on(open(&Dir, "mem://k/set", options())) else { panic!("open") };
     let r = block_on(read_region(&a, &Dir, &[Sel::All, Sel::All])).unwrap();
     let want = std::fs::read(

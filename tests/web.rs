@@ -9,7 +9,7 @@ mod common;
 
 use common::{all_cases, check_case, check_group, fetch_all, static_answer};
 use js_sys::{Function, Object, Promise, Reflect};
-use shardfetch::core::storage::{HttpClient, Request, Response};
+use shardfetch::core::transport::{HttpClient, Request, Response};
 use shardfetch::core::Result as CoreResult;
 use shardfetch::FetchClient;
 use wasm_bindgen::prelude::Closure;
@@ -37,7 +37,8 @@ fn api_base() -> (String, JsValue) {
     let serve = Function::new_with_args(
         "files, base, url, init",
         r#"
-        const body = files.get(String(url).slice(base.length + 1));
+        const rel = String(url).slice(base.length + 1).split("/").reduce((a, s) => (s === ".." ? a.slice(0, -1) : s === "." ? a : [...a, s]), []);
+        const body = files.get(rel.join("/"));
         if (!body) return Promise.resolve(new Response(null, { status: 404 }));
         const size = body.length;
         const range = new Headers(init && init.headers).get("range");
@@ -65,6 +66,18 @@ struct Embedded;
 impl HttpClient for Embedded {
     async fn send(&self, req: Request<'_>) -> CoreResult<Response> {
         let rel = req.url.strip_prefix(EMBEDDED).unwrap_or(req.url).trim_start_matches('/');
+        // `..` segments resolved, as `fetch` resolves them (a reference file's relative targets).
+        let mut parts: Vec<&str> = Vec::new();
+        for seg in rel.split('/') {
+            match seg {
+                ".." => {
+                    parts.pop();
+                }
+                "." => {}
+                s => parts.push(s),
+            }
+        }
+        let rel = parts.join("/");
         let body = FIXTURES.iter().find(|(p, _)| *p == rel).map(|(_, b)| *b);
         Ok(static_answer(req.method, req.range.as_deref(), body))
     }

@@ -18,15 +18,23 @@ export interface EarlyRequest {
 }
 
 /**
+ * Options that leave the opener's first request as the URL rule says; any other (`store`, a
+ * store kind's own options) may change it.
+ */
+const NEUTRAL = new Set([
+  "headers", "fetch", "signal", "path", "format", "resolveUrl", "scale", "cacheBytes", "treat403AsMissing",
+  "mergeGap", "mergeMax", "workers", "maxInFlight", "maxDecodedBytes", "retry", "maxMetadataBytes", "chunkCacheBytes",
+]);
+
+/**
  * Send the first metadata request now, where it is certain to come first (no `format` other
- * than zarr3, no `precomputed://`): otherwise it would be a wasted request.
+ * than zarr3, no `precomputed://`, no store named): otherwise it would be a wasted request.
  */
 export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRequest | undefined {
   if (isLoaded() || url.startsWith("precomputed://")) return undefined;
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
   if (options.fetch === undefined && typeof fetch !== "function") return undefined;
-  if (options.store === "zip" || options.store === "icechunk" || options.store === "references") return undefined;
-  if (options.branch !== undefined || options.tag !== undefined || options.snapshot !== undefined) return undefined;
+  for (const [k, v] of Object.entries(options)) if (v !== undefined && !NEUTRAL.has(k)) return undefined;
   const metaUrl = firstMetadataUrl(url, options.path);
   if (metaUrl === "") return undefined;
   // The same request the opener makes: GET, the caller's headers, no Range, the caller's signal.

@@ -116,15 +116,8 @@ export class Group {
     const path = api().childPath(this.#path, api().childPath(child, options.path ?? ""));
     // The module's group belongs to the instance that made it: after a replacement, plain reads.
     const via = this.#handle !== null && this.#generation === moduleGeneration() ? this.#handle : undefined;
-    // An Icechunk group's children are read at the snapshot the group was read at.
-    let group = this.#options;
-    if (this.container?.kind === "icechunk" && this.container.snapshot !== null) {
-      const { branch: _b, tag: _t, ...rest } = group;
-      void _b;
-      void _t;
-      group = { ...rest, store: "icechunk", snapshot: this.container.snapshot };
-    }
-    return this.#open(this.#root, { format: this.format, ...group, ...options, path }, via);
+    // (The root names the group's store as it was read: a repository's children at its snapshot.)
+    return this.#open(this.#root, { format: this.format, ...this.#options, ...options, path }, via);
   }
 
   /** Let go of the consolidated metadata held for the children (otherwise kept until the page goes). */

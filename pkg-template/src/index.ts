@@ -32,6 +32,7 @@ export type {
   ScaleInfo,
   Selection,
   SelectionItem,
+  StoreKind,
   TypedArray,
 } from "./types.js";
 

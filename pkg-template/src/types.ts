@@ -3,7 +3,19 @@
  * (`src/wasm/contract.rs`, emitted into `wasm/shardfetch.d.ts`), re-exported under public names.
  * @packageDocumentation
  */
-import type { WasmArrayMeta, WasmDataType, WasmField, WasmRetry, WasmScale, WasmStats } from "./wasm/shardfetch.js";
+import type {
+  WasmArrayMeta,
+  WasmDataType,
+  WasmField,
+  WasmRetry,
+  WasmScale,
+  WasmStats,
+  WasmStoreKind,
+  WasmStoreOptions,
+} from "./wasm/shardfetch.js";
+
+/** What holds the nodes: a store kind's name (the README's "Stores" lists them, with their options). */
+export type StoreKind = WasmStoreKind;
 
 /** Data types an array can have. */
 export type DataType = WasmDataType;
@@ -69,8 +81,11 @@ export interface ChunkResult<T extends ArrayData = TypedArray> {
   stride: number[];
 }
 
-/** Options for {@link open} and {@link openArray}. */
-export interface OpenOptions {
+/**
+ * Options for {@link open} and {@link openArray}; a store kind's own options (see the README's
+ * "Stores") come from the module's contract.
+ */
+export interface OpenOptions extends WasmStoreOptions {
   /** Extra request headers (e.g. `Authorization`). */
   headers?: Record<string, string>;
   /** A custom `fetch` used for every request (defaults to the global `fetch`). */
@@ -82,21 +97,11 @@ export interface OpenOptions {
   /** The storage format; detected when omitted (costs a request per format tried, Zarr v3 first). */
   format?: Format;
   /**
-   * What holds the nodes: `"zip"` reads `url` as a zip archive (detected for `.zip` and `.ozx`
-   * URLs and Neuroglancer's `url|zip:path`), `path` the node inside it; `"icechunk"` reads `url`
-   * as an Icechunk repository's root (also `url|icechunk:@branch.main/path`, or a `branch`,
-   * `tag` or `snapshot` given), `path` the node in it; `"references"` reads `url` as a kerchunk /
-   * VirtualiZarr JSON reference file (detected for `.json` URLs whose document is one) or Parquet
-   * reference set (a directory with `.zmetadata`; detected for `.parq` and `.parquet` URLs),
-   * `path` the node inside it; `"plain"` never reads `url` as any of these.
+   * What holds the nodes: the store kind `url` names (see the README's "Stores"), `path` the node
+   * inside it; detected when omitted (a pipeline URL's stages, an extension, a document), and
+   * the plain object tree's name stops the detection.
    */
-  store?: "zip" | "icechunk" | "references" | "plain";
-  /** Icechunk: the branch to read (default `main`). */
-  branch?: string;
-  /** Icechunk: the tag to read. */
-  tag?: string;
-  /** Icechunk: the snapshot to read, by id (20 characters of Crockford base 32). */
-  snapshot?: string;
+  store?: StoreKind;
   /**
    * Reference files: the URL to fetch for a target URL the file names (templates expanded, a
    * relative one already resolved against the reference file, `s3://`/`gs://` not yet mapped to
@@ -178,16 +183,15 @@ export interface ArrayStats extends WasmStats {
 }
 
 /**
- * What holds a node when it is not a plain store: a zip archive (`.zip`, OME's `.ozx`), its URL,
- * its comment, and the OME version an `.ozx` names there (`{"ome": {"version": "0.5"}}`); or an
- * Icechunk repository, its URL, the snapshot read (`snapshot`, its id: a branch or tag is
- * resolved once, at open) and that snapshot's commit message (`comment`).
+ * What holds a node when it is not plain objects: the innermost store kind (see the README's
+ * "Stores"), the URL of the object it reads, its comment (an archive's; a snapshot's commit
+ * message) and the OME version a comment names (`{"ome": {"version": "0.5"}}`, as an `.ozx`'s).
  */
 export interface Container {
-  kind: "zip" | "icechunk";
+  kind: StoreKind;
   url: string;
   comment: string;
   omeVersion: string | null;
-  /** Icechunk: the id of the snapshot read; `null` for a zip archive. */
+  /** The version read, as the store kind names it (a snapshot's id: a branch or tag is resolved once, at open), or `null`. */
   snapshot: string | null;
 }

@@ -185,3 +185,23 @@ mod tests {
         }
     }
 }
+
+/// Where the item wanted is among `n` sorted items, `cmp(i)` comparing the i-th with it; a
+/// failure of `cmp` (an item that does not read) ends the search.
+pub fn search<E>(n: usize, cmp: &dyn Fn(usize) -> core::result::Result<core::cmp::Ordering, E>) -> core::result::Result<Option<usize>, E> {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match cmp(mid)? {
+            core::cmp::Ordering::Less => lo = mid + 1,
+            core::cmp::Ordering::Greater => hi = mid,
+            core::cmp::Ordering::Equal => return Ok(Some(mid)),
+        }
+    }
+    Ok(None)
+}
+
+/// Where `key` is among `n` sorted keys, `at(i)` the i-th.
+pub fn find_sorted<'k>(n: usize, at: &dyn Fn(usize) -> &'k str, key: &str) -> Option<usize> {
+    search::<core::convert::Infallible>(n, &|i| Ok(at(i).cmp(key))).unwrap_or_else(|never| match never {})
+}

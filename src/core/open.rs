@@ -1,7 +1,7 @@
 //! Opening a node (array or group) of any supported format, detecting the format when the
 //! caller does not name it: the metadata requests, in the order that costs least.
 //!
-//! May import: every layer below (`error`, `nd`, `json`, `storage`, `metadata`, `codec`, `shard`,
+//! May import: every layer below (`error`, `nd`, `json`, `urls`, `transport`, `store`, `metadata`, `codec`, `shard`,
 //! `layout`, `read`).
 use super::codec::{external, Decoders};
 use super::error::{Error, ErrorCode, Result};
@@ -9,10 +9,9 @@ use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{consolidated, draft, precomputed, v2, Documents, Format};
 use super::read::Array;
-use super::storage::icechunk::{Repo, Version};
-use super::storage::refs::{self, References, ResolveUrl};
-use super::storage::zip::Archive;
-use super::storage::{self, join, join_paths, split_url, Config, Container, HttpClient, Known, Mount, Store};
+use super::store::{self, pipeline, registry, Container, Known, Opening, ResolveUrl, Settings, Stack, Store};
+use super::transport::{Config, HttpClient, Transport};
+use super::urls::{join, join_paths, split_url};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -38,40 +37,17 @@ pub struct OpenOptions {
     /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
-    /// What holds the node: `None`: told by the URL (a `.zip`/`.ozx` archive, `|zip:`, a
-    /// `.json` reference file).
-    pub store: Option<StoreKind>,
+    /// What holds the node: a store kind's name (see `store::registry`); `None`: told by the
+    /// URL (its pipeline stages, its extension, its document).
+    pub store: Option<String>,
+    /// The options store kinds take (see `registry::OPTIONS`), by name.
+    pub store_settings: Settings,
     /// Documents known without a request: a parent group's consolidated metadata.
     pub known: Option<Rc<Known>>,
-    /// The archive or repository a parent group was read from (read once for all).
-    pub mount: Option<Mount>,
-    /// An Icechunk repository's branch, tag or snapshot (`store: "icechunk"`; default branch
-    /// `main`).
-    pub version: Option<Version>,
-    /// The caller's mapping of a reference file's target URLs (`resolveUrl`).
+    /// The layers a parent group was read through (each read once for all).
+    pub stack: Option<Stack>,
+    /// The caller's mapping of the URLs a store names (`resolveUrl`).
     pub resolve_url: Option<Rc<dyn ResolveUrl>>,
-}
-
-/// What holds the nodes: objects of their own, the entries of a zip archive, an Icechunk
-/// repository, or the keys of a reference file (kerchunk).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StoreKind {
-    Plain,
-    Zip,
-    Icechunk,
-    References,
-}
-
-impl StoreKind {
-    pub fn parse(name: &str) -> Option<StoreKind> {
-        match name {
-            "plain" | "http" => Some(StoreKind::Plain),
-            "zip" => Some(StoreKind::Zip),
-            "icechunk" => Some(StoreKind::Icechunk),
-            "references" => Some(StoreKind::References),
-            _ => None,
-        }
-    }
 }
 
 impl Default for OpenOptions {
@@ -86,9 +62,9 @@ impl Default for OpenOptions {
             max_decoded: crate::core::error::MAX_DECODED,
             decoders: external::linked(),
             store: None,
+            store_settings: Settings::new(),
             known: None,
-            mount: None,
-            version: None,
+            stack: None,
             resolve_url: None,
         }
     }
@@ -96,25 +72,28 @@ impl Default for OpenOptions {
 
 pub struct Group {
     pub format: Format,
-    /// The URL the caller gave (a store root for the draft layout), and the node's path under it.
+    /// The URL that opens the group's store again (a store root for the draft layout; a
+    /// pipeline when layers hold it), and the node's path under it.
     pub root: String,
     pub path: String,
+    /// The group's URL, as reported (a pipeline when layers hold it).
+    pub url: String,
     /// JSON text of an object.
     pub attributes: Raw,
     /// The documents of its members its consolidated metadata holds (or its parent's did).
     pub known: Option<Rc<Known>>,
     /// Its children as that metadata lists them: (name, whether an array).
     pub children: Vec<(String, bool)>,
-    /// The archive holding it, if one does.
+    /// What holds it (the innermost layer), if not plain objects.
     pub container: Option<Container>,
-    /// What its children open through (the archive it was read from).
-    pub mount: Option<Mount>,
+    /// The layers its children open through (each read once for all).
+    pub stack: Option<Stack>,
 }
 
 impl Group {
     /// The group's own URL.
     pub fn url(&self) -> String {
-        join(&self.root, &self.path)
+        self.url.clone()
     }
 }
 
@@ -176,53 +155,39 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
 /// (`.json`, `.parq`, `.parquet`).
 pub fn first_metadata_url(url: &str, path: &str) -> String {
     let plain = url.starts_with("https://") || url.starts_with("http://");
-    if !plain || url.contains('|') || storage::url::is_zip(url) || refs::named_references(url) {
+    if !plain || url.contains('|') || registry::named(url).is_some() {
         return String::new();
     }
     Location::new(url, path).file("zarr.json")
 }
 
+/// The formats a pasted URL may name (`zarr3://…`, `|zarr2:`); `zarr`: detected.
+const FORMATS: [&str; 4] = ["zarr", "zarr2", "zarr3", "precomputed"];
+
 async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result<Opened> {
-    let pasted = storage::url::parse(url)?;
-    let forced = options.format.or(match pasted.format {
-        Some("zarr2") => Some(Format::Zarr2),
-        Some("zarr3") => Some(Format::Zarr3),
-        Some("precomputed") => Some(Format::Precomputed),
-        _ => None,
-    });
-    let url = &without_document(&pasted.url);
-    let icechunk = icechunk_mount(url, &pasted, &options)?;
-    let forced = if icechunk.is_some() { Some(Format::Zarr3) } else { forced };
-    let zip = match (options.store, &pasted.zip) {
-        _ if icechunk.is_some() => None,
-        (Some(StoreKind::Zip), inner) => Some(inner.clone().unwrap_or_default()),
-        (Some(_), _) => None,
-        (None, inner) => inner.clone(),
+    let mut pasted = pipeline::parse(url, &FORMATS)?;
+    pasted.url = without_document(&pasted.url);
+    let opening = Opening {
+        store: options.store.clone(),
+        settings: options.store_settings.clone(),
+        resolve: options.resolve_url.clone(),
+        parent: options.stack.clone(),
     };
-    let path = join_paths(&join_paths(zip.as_deref().unwrap_or(""), &pasted.path), &options.path);
-    let path = without_document(&path);
-    let place = Location::new(url, &path);
-    let mut store = Store::new(Config { max_document: options.max_metadata as u64, ..options.config });
-    if zip.is_some() {
-        let archive = Archive::new(url);
-        // The parent's archive, whose directory is read already, when it is this one.
-        let mount = match options.mount {
-            Some(Mount::Zip(z)) if z.url == archive.url => Mount::Zip(z),
-            _ => Mount::Zip(Rc::new(archive)),
-        };
-        store = store.with_mount(mount);
-    } else if let Some(mount) = icechunk {
-        store = store.with_mount(mount);
-    } else if let Some(r) = references(c, &store, url, &options).await? {
-        store = store.with_mount(Mount::References(r));
-    }
+    let transport = Transport::new(Config { max_document: options.max_metadata as u64, ..options.config });
+    let (store, root, path) = store::mount(c, transport, &pasted, &opening).await?;
+    let path = without_document(&join_paths(&path, &options.path));
+    let place = Location::new(&root, &path);
     let store = Rc::new(store);
     store.set_known(options.known.clone());
-    let scale = options.scale;
-    let opened = detect_in(c, &place, forced, scale, store.clone()).await?;
+    // The format the layers fix (an Icechunk repository's nodes are Zarr v3), else the one named.
+    let named = pasted.format.and_then(Format::parse).filter(|_| pasted.format != Some("zarr"));
+    let fixed = store.stack().layers.last().and_then(|l| l.format()).and_then(Format::parse);
+    let forced = fixed.or(options.format).or(named);
+    let opened = detect_in(c, &place, forced, options.scale, store.clone()).await.map_err(|e| store.name_error(e))?;
     let container = store.container(c).await;
     Ok(match opened {
-        // A group lists its members from consolidated metadata (its own, or its parent's).
+        // A group lists its members from consolidated metadata (its own, or its parent's), or
+        // from what holds it (a repository's snapshot, a reference file's keys).
         Opened::Group(mut g) => {
             // Its own consolidated metadata, unless it holds nothing (zarr-python writes an empty
             // one into a child group's entry): then its parent's.
@@ -232,13 +197,16 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
             if let Some(k) = &g.known {
                 g.children = k.children_of(&place.node());
             }
-            match store.mount() {
-                Some(Mount::Icechunk(r)) => g.children = icechunk_children(r, &place.path),
-                Some(Mount::References(r)) if g.children.is_empty() => g.children = r.children(&place.path),
-                _ => {}
+            let stack = store.stack();
+            if let Some(layer) = stack.layers.last().filter(|_| g.children.is_empty()) {
+                g.children = layer.children(&place.path).unwrap_or_default();
+            }
+            g.url = store.display_node(&join(&g.root, &g.path));
+            if !stack.layers.is_empty() {
+                g.root = store.stack_text();
             }
             g.container = container;
-            g.mount = store.mount().cloned();
+            g.stack = Some(stack);
             Opened::Group(g)
         }
         Opened::Array(a) => Opened::Array(Box::new(a.with_container(container))),
@@ -251,49 +219,11 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
 fn without_document(at: &str) -> String {
     let (base, query) = split_url(at);
     let (node, file) = base.rsplit_once('/').unwrap_or(("", &base));
-    if file != "info" && storage::known::NODE_FILES.contains(&file) {
+    if file != "info" && store::consolidated::NODE_FILES.contains(&file) {
         format!("{node}{query}")
     } else {
         String::from(at)
     }
-}
-
-/// The Icechunk repository to mount at `url`, when the URL (`|icechunk:`) or the options
-/// (`store: "icechunk"`, a branch, tag or snapshot) name one; a parent group's when it is the
-/// same repository at the same snapshot (read once for all).
-fn icechunk_mount(url: &str, pasted: &storage::url::Pasted, options: &OpenOptions) -> Result<Option<Mount>> {
-    let main = || Version::Branch(String::from("main"));
-    let version = match (&options.version, pasted.icechunk.as_deref(), options.store) {
-        (_, _, Some(StoreKind::Plain | StoreKind::Zip | StoreKind::References)) => return Ok(None),
-        (Some(v), _, _) => v.clone().checked()?,
-        (None, Some(""), _) | (None, None, Some(StoreKind::Icechunk)) => main(),
-        (None, Some(at), _) => Version::parse(at)?,
-        (None, None, None) => return Ok(None),
-    };
-    let repo = Repo::new(url, version).with_resolve(options.resolve_url.clone());
-    if let Some(Mount::Icechunk(parent)) = &options.mount {
-        let same = match &repo.version {
-            Version::Snapshot(id) => parent.read_snapshot().is_some_and(|s| s.id == *id),
-            v => *v == parent.version,
-        };
-        if parent.url == repo.url && same {
-            return Ok(Some(Mount::Icechunk(parent.clone())));
-        }
-    }
-    Ok(Some(Mount::Icechunk(Rc::new(repo))))
-}
-
-/// The direct children of the group at `path` of a repository: its snapshot lists them.
-fn icechunk_children(repo: &Repo, path: &str) -> Vec<(String, bool)> {
-    let Some(snap) = repo.read_snapshot() else { return Vec::new() };
-    let prefix = format!("/{}/", path.trim_matches('/')).replace("//", "/");
-    let mut out = Vec::new();
-    let _ = snap.each(|n| {
-        if let Some(name) = n.path.strip_prefix(prefix.as_str()).filter(|r| !r.is_empty() && !r.contains('/')) {
-            out.push((String::from(name), n.is_array()));
-        }
-    });
-    out
 }
 
 /// Open the node at `place` (as `forced`, or detecting the format) through `store`.
@@ -379,9 +309,7 @@ async fn detect_in<C: HttpClient>(
                 }
             }
             let mut why = String::from("no zarr.json, .zarray, info or .zgroup here");
-            if let Some(Mount::Zip(z)) = s.mount() {
-                why.extend(z.nodes_hint());
-            }
+            why.extend(s.stack().layers.last().and_then(|l| l.hint()));
             if place.node().ends_with("/info") {
                 why += "; a precomputed volume opens by its folder's URL, not its info file's";
             }
@@ -409,28 +337,6 @@ fn consolidate_v2(place: &Location, text: &[u8], store: &Store) -> Result<()> {
     Ok(())
 }
 
-/// The reference file to mount at `url`: `store: "references"`, or a `.json` URL whose document
-/// is one (read once; any other document is left to the formats); a parent group's when it is
-/// this file (its index read already).
-async fn references<C: HttpClient>(
-    c: &C,
-    store: &Store,
-    url: &str,
-    options: &OpenOptions,
-) -> Result<Option<Rc<References>>> {
-    let forced = match options.store {
-        None => false,
-        Some(StoreKind::References) => true,
-        Some(_) => return Ok(None),
-    };
-    if let Some(Mount::References(parent)) = &options.mount {
-        if parent.url == url {
-            return Ok(Some(parent.clone()));
-        }
-    }
-    Ok(refs::detect(store, c, url, forced, options.resolve_url.clone()).await?.map(Rc::new))
-}
-
 fn open_precomputed(place: &Location, doc: Vec<u8>, scale: Option<String>, store: Rc<Store>) -> Result<Opened> {
     let docs = Documents { format: Format::Precomputed, path: place.path.clone(), doc, attrs: None, scale };
     array(place, docs, store, &place.file("info"))
@@ -453,11 +359,12 @@ fn open_v2_group(place: &Location, text: &[u8], attrs: Option<Vec<u8>>) -> Resul
         format: Format::Zarr2,
         root,
         path,
+        url: String::new(),
         attributes,
         known: None,
         children: Vec::new(),
         container: None,
-        mount: None,
+        stack: None,
     }))
 }
 
@@ -489,11 +396,12 @@ async fn open_v3<C: HttpClient>(c: &C, place: &Location, text: Vec<u8>, store: R
                 format: Format::Zarr3,
                 root: place.root.clone(),
                 path: place.path.clone(),
+                url: String::new(),
                 attributes,
                 known,
                 children: Vec::new(),
                 container: None,
-                mount: None,
+                stack: None,
             }))
         }
         Node::Array(meta) => {
@@ -530,11 +438,12 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) ->
         format: Format::Zarr3Draft,
         root: place.root.clone(),
         path: place.path.clone(),
+        url: String::new(),
         attributes,
         known: None,
         children: Vec::new(),
         container: None,
-        mount: None,
+        stack: None,
     }))
 }
 

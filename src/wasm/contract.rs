@@ -7,3 +7,6 @@ const CODES: &str = crate::contract::ERROR_CODES_TS;
 
 #[wasm_bindgen(typescript_custom_section)]
 const SHAPES: &str = crate::contract::CONTRACT;
+
+#[wasm_bindgen(typescript_custom_section)]
+const STORES: &str = crate::contract::STORES_TS;

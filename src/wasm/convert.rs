@@ -4,10 +4,10 @@ use crate::core::codec::Decoders;
 use crate::core::json::Value;
 use crate::core::metadata::multiscale::Multiscale;
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
-use crate::core::open::{OpenOptions, StoreKind};
+use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
 use crate::core::read::{Chunk, Element};
-use crate::core::storage::refs::ResolveUrl;
+use crate::core::store::{registry, ResolveUrl};
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -139,17 +139,18 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     }
     if let Some(k) = get(options, "store") {
         let name = k.as_string().unwrap_or_default();
-        o.store = Some(StoreKind::parse(&name).ok_or_else(|| {
-            Error::new(ErrorCode::UnsupportedFormat, format!("unknown store \"{name}\" (zip, icechunk, references, plain)"))
-        })?);
+        if registry::by_name(&name).is_none() {
+            let names = registry::NAMES.join(", ");
+            return Err(Error::new(ErrorCode::UnsupportedFormat, format!("unknown store \"{name}\" ({names})")));
+        }
+        o.store = Some(name);
     }
-    use crate::core::storage::icechunk::Version;
-    let text = |v: JsValue| v.as_string();
-    o.version = one_version([
-        get(options, "branch").and_then(text).map(Version::Branch),
-        get(options, "tag").and_then(text).map(Version::Tag),
-        get(options, "snapshot").and_then(text).map(Version::Snapshot),
-    ])?;
+    // The options store kinds take (an Icechunk repository's `branch`), by the registry's names.
+    for name in registry::OPTIONS.iter().flat_map(|(_, names)| names.iter()) {
+        if let Some(v) = get(options, name).and_then(|v| v.as_string()).filter(|v| !v.is_empty()) {
+            o.store_settings.push((String::from(*name), v));
+        }
+    }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();
     o.scale = get(options, "scale").map(|s| scale_name(&s));
     match get(options, "retry") {
@@ -188,18 +189,6 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
 }
 
-/// An Icechunk repository's `branch`, `tag` or `snapshot` (at most one of them given).
-fn one_version(
-    named: [Option<crate::core::storage::icechunk::Version>; 3],
-) -> Result<Option<crate::core::storage::icechunk::Version>> {
-    use crate::core::storage::icechunk::Version;
-    let [a, b, c] = named;
-    if usize::from(a.is_some()) + usize::from(b.is_some()) + usize::from(c.is_some()) > 1 {
-        return Err(Error::new(ErrorCode::InvalidSelection, "give one of branch, tag and snapshot, not several"));
-    }
-    a.or(b).or(c).map(Version::checked).transpose()
-}
-
 /// The external decoders (see `core::codec::external`) as the wrapper runs them:
 /// `decoders(name, input, args)` returns the decoded bytes, or throws `{ code, message }`.
 #[derive(Debug)]
@@ -225,14 +214,15 @@ impl Decoders for JsDecoders {
 }
 
 /// What holds a node (`{ kind, url, comment }`), or null.
-pub fn container_to_js(c: Option<&crate::core::storage::Container>) -> JsValue {
+pub fn container_to_js(c: Option<&crate::core::store::Container>) -> JsValue {
     let Some(c) = c else { return JsValue::NULL };
     let o = Object::new();
     set(&o, "kind", c.kind);
     set(&o, "url", c.url.as_str());
     set(&o, "comment", c.comment.as_str());
-    if !c.snapshot.is_empty() {
-        set(&o, "snapshot", c.snapshot.as_str());
+    // The version read (an Icechunk snapshot's id), under the name the API has given it.
+    if !c.version.is_empty() {
+        set(&o, "snapshot", c.version.as_str());
     }
     o.into()
 }

@@ -1,10 +1,11 @@
 //! `fetch` as the core's [`HttpClient`]: the platform's global `fetch` (window, worker, Node)
 //! or the caller's, with extra headers, an abort signal, and a per-origin limit on requests in
 //! flight with priorities.
-use crate::core::storage::limit::{Limiter, Permit};
-use crate::core::storage::{origin, HttpClient, Method, Request, Response};
+use crate::core::transport::limit::{Limiter, Permit};
+use crate::core::transport::vecmap::VecMap;
+use crate::core::transport::{HttpClient, Method, Request, Response};
+use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
-use crate::core::storage::vecmap::VecMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;

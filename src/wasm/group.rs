@@ -48,6 +48,6 @@ impl WasmGroup {
     /// from the group's consolidated metadata where that holds it (no request), else read.
     #[wasm_bindgen(js_name = openChild, unchecked_return_type = "Promise<WasmArray | WasmGroup>")]
     pub fn open_child(&self, url: String, #[wasm_bindgen(unchecked_param_type = "WasmOptions")] options: JsValue) -> Promise {
-        super::open_with(url, options, self.inner.known.clone(), self.inner.mount.clone())
+        super::open_with(url, options, self.inner.known.clone(), self.inner.stack.clone())
     }
 }

@@ -19,7 +19,7 @@ pub use fetch::FetchClient;
 pub use group::WasmGroup;
 
 use crate::core::open::{self, Opened};
-use crate::core::storage::join_paths;
+use crate::core::urls::join_paths;
 use alloc::string::String;
 use convert::{parse_options, to_js};
 use js_sys::Promise;
@@ -36,13 +36,13 @@ pub fn open_node(url: String, #[wasm_bindgen(unchecked_param_type = "WasmOptions
 pub(crate) fn open_with(
     url: String,
     options: JsValue,
-    known: Option<alloc::rc::Rc<crate::core::storage::Known>>,
-    mount: Option<crate::core::storage::Mount>,
+    known: Option<alloc::rc::Rc<crate::core::store::Known>>,
+    stack: Option<crate::core::store::Stack>,
 ) -> Promise {
     future_to_promise(async move {
         let mut o = parse_options(&options).map_err(to_js)?;
         o.open.known = known;
-        o.open.mount = mount;
+        o.open.stack = stack;
         if let Some(n) = o.max_in_flight {
             fetch::limiter(&url).set_max(n);
         }

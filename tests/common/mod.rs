@@ -6,11 +6,10 @@
 use serde_json::Value;
 use shardfetch::core::metadata::{DataType, Format, Scalar};
 use shardfetch::core::nd::for_each_index;
-use shardfetch::core::open::{open, OpenOptions, Opened, StoreKind};
+use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
-use shardfetch::core::storage::icechunk::Version;
-use shardfetch::core::storage::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::{HttpClient, Method, Request, Response};
 
 pub struct Case {
     pub name: String,
@@ -128,20 +127,18 @@ impl Case {
             format: o.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
             path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
             scale: o.get("scale").map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())),
-            store: o.get("store").and_then(Value::as_str).map(|s| StoreKind::parse(s).expect("store")),
-            version: icechunk_version(o),
+            store: o.get("store").and_then(Value::as_str).map(String::from),
+            store_settings: store_settings(o),
             ..OpenOptions::default()
         }
     }
 }
 
-/// An Icechunk repository's `branch`, `tag` or `snapshot` from a case's `open`.
-pub fn icechunk_version(o: &Value) -> Option<Version> {
-    let s = |k: &str| o.get(k).and_then(Value::as_str).map(String::from);
-    s("branch")
-        .map(Version::Branch)
-        .or_else(|| s("tag").map(Version::Tag))
-        .or_else(|| s("snapshot").map(Version::Snapshot))
+/// The options store kinds take (an Icechunk repository's `branch`, `tag`, `snapshot`) from a
+/// case's `open`, by the registry's names.
+pub fn store_settings(o: &Value) -> Vec<(String, String)> {
+    let names = shardfetch::core::store::registry::OPTIONS.iter().flat_map(|(_, names)| names.iter());
+    names.filter_map(|n| Some((n.to_string(), o.get(*n)?.as_str()?.to_string()))).collect()
 }
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
@@ -456,8 +453,8 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
     let options = |child: &str| OpenOptions {
         format: g.get("format").and_then(Value::as_str).map(|f| Format::parse(f).expect("format")),
         path: [own, child].iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join("/"),
-        store: open_field.get("store").and_then(Value::as_str).map(|s| StoreKind::parse(s).expect("store")),
-        version: icechunk_version(&open_field),
+        store: open_field.get("store").and_then(Value::as_str).map(String::from),
+        store_settings: store_settings(&open_field),
         ..OpenOptions::default()
     };
     match open(c, &url, options("")).await.map_err(|e| e.to_string())? {

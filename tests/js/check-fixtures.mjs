@@ -81,7 +81,8 @@ const show = (v) => (typeof v === "bigint" ? `${v}n` : Object.is(v, -0) ? "-0" :
 function joinUrl(base, rel) {
   const b = base.replace(/\/+$/, "");
   const r = String(rel).replace(/^\/+/, "");
-  return r === "" ? b : `${b}/${r}`;
+  // A pipeline's last stage (`outer.zip|zip:inner.zip|zip:`) takes the path as its argument.
+  return r === "" ? b : /\|[a-z]+:$/.test(b) ? `${b}${r}` : `${b}/${r}`;
 }
 
 /** Canonical JSON (sorted keys) for deep comparison of attributes. */

@@ -107,45 +107,7 @@ impl DataType {
     pub fn parse(v: &Value) -> Result<DataType> {
         let name = match v {
             Value::String(s) => s.as_str(),
-            Value::Object(o) => {
-                let n = o.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
-                let conf = o.get("configuration");
-                return match n {
-                    "fixed_length_utf32" | "null_terminated_bytes" => {
-                        let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
-                        match (n, len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0)) {
-                            ("fixed_length_utf32", Some(b)) if b % 4 == 0 => Ok(DataType::FixedUtf32(b / 4)),
-                            ("null_terminated_bytes", Some(b)) => Ok(DataType::FixedBytes(b)),
-                            _ => err(ErrorCode::InvalidMetadata, format!("{n} needs a positive length_bytes")),
-                        }
-                    }
-                    "raw_bytes" => {
-                        let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
-                        match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
-                            Some(n) => Ok(DataType::RawBytes(n)),
-                            None => err(ErrorCode::InvalidMetadata, "raw_bytes needs a positive length_bytes"),
-                        }
-                    }
-                    "structured" => {
-                        let fields = Self::fields(v)?;
-                        let size = fields.iter().map(|f| f.2 + f.1.size() as u64).max().unwrap_or(0);
-                        match u32::try_from(size).ok().filter(|&n| n > 0) {
-                            Some(n) => Ok(DataType::Structured(n)),
-                            None => err(ErrorCode::InvalidMetadata, "structured data type has no fields"),
-                        }
-                    }
-                    "numpy.datetime64" | "numpy.timedelta64" => {
-                        let unit = conf.and_then(|c| c.get("unit")).and_then(Value::as_str).unwrap_or("");
-                        let scale = conf.and_then(|c| c.get("scale_factor")).and_then(Value::as_u64).unwrap_or(0);
-                        match TimeUnit::new(unit, scale) {
-                            Some(t) if n == "numpy.datetime64" => Ok(DataType::DateTime64(t)),
-                            Some(t) => Ok(DataType::TimeDelta64(t)),
-                            None => err(ErrorCode::InvalidMetadata, format!("{n} needs a NumPy unit and a scale_factor in 1..2^28")),
-                        }
-                    }
-                    _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{n}\"")),
-                };
-            }
+            Value::Object(_) => return Self::parse_object(v),
             _ => return err(ErrorCode::InvalidMetadata, "data_type must be a string"),
         };
         Ok(match name {
@@ -167,6 +129,47 @@ impl DataType {
             "variable_length_bytes" | "bytes" => DataType::Bytes,
             other => return err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{other}\"")),
         })
+    }
+
+    /// A data type given as an object: `{"name": …, "configuration": {…}}`.
+    fn parse_object(v: &Value) -> Result<DataType> {
+        let n = v.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
+        let conf = v.get("configuration");
+        match n {
+            "fixed_length_utf32" | "null_terminated_bytes" => {
+                let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
+                match (n, len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0)) {
+                    ("fixed_length_utf32", Some(b)) if b % 4 == 0 => Ok(DataType::FixedUtf32(b / 4)),
+                    ("null_terminated_bytes", Some(b)) => Ok(DataType::FixedBytes(b)),
+                    _ => err(ErrorCode::InvalidMetadata, format!("{n} needs a positive length_bytes")),
+                }
+            }
+            "raw_bytes" => {
+                let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
+                match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
+                    Some(n) => Ok(DataType::RawBytes(n)),
+                    None => err(ErrorCode::InvalidMetadata, "raw_bytes needs a positive length_bytes"),
+                }
+            }
+            "structured" => {
+                let fields = Self::fields(v)?;
+                let size = fields.iter().map(|f| f.2 + f.1.size() as u64).max().unwrap_or(0);
+                match u32::try_from(size).ok().filter(|&n| n > 0) {
+                    Some(n) => Ok(DataType::Structured(n)),
+                    None => err(ErrorCode::InvalidMetadata, "structured data type has no fields"),
+                }
+            }
+            "numpy.datetime64" | "numpy.timedelta64" => {
+                let unit = conf.and_then(|c| c.get("unit")).and_then(Value::as_str).unwrap_or("");
+                let scale = conf.and_then(|c| c.get("scale_factor")).and_then(Value::as_u64).unwrap_or(0);
+                match TimeUnit::new(unit, scale) {
+                    Some(t) if n == "numpy.datetime64" => Ok(DataType::DateTime64(t)),
+                    Some(t) => Ok(DataType::TimeDelta64(t)),
+                    None => err(ErrorCode::InvalidMetadata, format!("{n} needs a NumPy unit and a scale_factor in 1..2^28")),
+                }
+            }
+            _ => err(ErrorCode::UnsupportedDataType, format!("unsupported data type \"{n}\"")),
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -341,62 +344,13 @@ impl FillValue {
                 FillValue::of(bits.to_le_bytes().to_vec(), Scalar::Float(f32::from_bits(bits) as f64))
             }
             DataType::Float64 => Self::float64(v).ok_or_else(bad)?,
-            DataType::RawBytes(n) | DataType::Structured(n) => {
-                let bytes = match v {
-                    Value::String(s) => base64(s).ok_or_else(bad)?,
-                    Value::Number(z) if z.as_u64() == Some(0) => alloc::vec![0; n as usize],
-                    Value::Array(a) => a
-                        .iter()
-                        .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
-                        .collect::<Option<_>>()
-                        .ok_or_else(bad)?,
-                    _ => return Err(bad()),
-                };
-                if bytes.len() != n as usize {
-                    return Err(bad());
-                }
-                FillValue::of(bytes, Scalar::Bytes)
-            }
-            DataType::String => match v {
-                Value::String(t) => FillValue::variable(t.as_bytes().to_vec(), Scalar::Text),
-                // Zarr v2 object arrays: null (or the old default 0) reads as empty text.
-                Value::Null => FillValue::variable(Vec::new(), Scalar::Text),
-                Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Text),
-                _ => return Err(bad()),
-            },
-            DataType::Bytes => match v {
-                Value::String(t) => FillValue::variable(base64(t).ok_or_else(bad)?, Scalar::Bytes),
-                Value::Null => FillValue::variable(Vec::new(), Scalar::Bytes),
-                Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Bytes),
-                _ => return Err(bad()),
-            },
-            DataType::Json => FillValue::variable(alloc::string::ToString::to_string(v).into_bytes(), Scalar::Json),
-            DataType::FixedUtf32(n) => {
-                let text = match v {
-                    Value::String(t) => t.as_str(),
-                    Value::Null => "",
-                    Value::Number(z) if z.as_u64() == Some(0) => "",
-                    _ => return Err(bad()),
-                };
-                let mut bytes = alloc::vec![0u8; 4 * n as usize];
-                for (k, c) in text.chars().enumerate() {
-                    bytes.get_mut(4 * k..4 * k + 4).ok_or_else(bad)?.copy_from_slice(&(c as u32).to_le_bytes());
-                }
-                FillValue::of(bytes, Scalar::Text)
-            }
-            DataType::FixedBytes(n) => {
-                let mut bytes = match v {
-                    Value::String(t) => base64(t).ok_or_else(bad)?,
-                    Value::Null => Vec::new(),
-                    Value::Number(z) if z.as_u64() == Some(0) => Vec::new(),
-                    _ => return Err(bad()),
-                };
-                if bytes.len() > n as usize {
-                    return Err(bad());
-                }
-                bytes.resize(n as usize, 0);
-                FillValue::of(bytes, Scalar::Bytes)
-            }
+            DataType::RawBytes(_)
+            | DataType::Structured(_)
+            | DataType::String
+            | DataType::Bytes
+            | DataType::Json
+            | DataType::FixedUtf32(_)
+            | DataType::FixedBytes(_) => Self::parse_bytes(dtype, v)?,
             DataType::Complex64 | DataType::Complex128 => {
                 let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
                 let (re, im) = match v {
@@ -407,6 +361,70 @@ impl FillValue {
                 let (Scalar::Float(a), Scalar::Float(b)) = (re.value, im.value) else { return Err(bad()) };
                 FillValue::of([re.bytes, im.bytes].concat(), Scalar::Complex(a, b))
             }
+        })
+    }
+
+    /// The fill of a type of bytes or text.
+    fn parse_bytes(dtype: DataType, v: &Value) -> Result<FillValue> {
+        let bad = || Error::new(ErrorCode::InvalidMetadata, format!("invalid fill_value {v} for {}", dtype.name()));
+        Ok(match dtype {
+        DataType::RawBytes(n) | DataType::Structured(n) => {
+            let bytes = match v {
+                Value::String(s) => base64(s).ok_or_else(bad)?,
+                Value::Number(z) if z.as_u64() == Some(0) => alloc::vec![0; n as usize],
+                Value::Array(a) => a
+                    .iter()
+                    .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect::<Option<_>>()
+                    .ok_or_else(bad)?,
+                _ => return Err(bad()),
+            };
+            if bytes.len() != n as usize {
+                return Err(bad());
+            }
+            FillValue::of(bytes, Scalar::Bytes)
+        }
+        DataType::String => match v {
+            Value::String(t) => FillValue::variable(t.as_bytes().to_vec(), Scalar::Text),
+            // Zarr v2 object arrays: null (or the old default 0) reads as empty text.
+            Value::Null => FillValue::variable(Vec::new(), Scalar::Text),
+            Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Text),
+            _ => return Err(bad()),
+        },
+        DataType::Bytes => match v {
+            Value::String(t) => FillValue::variable(base64(t).ok_or_else(bad)?, Scalar::Bytes),
+            Value::Null => FillValue::variable(Vec::new(), Scalar::Bytes),
+            Value::Number(z) if z.as_u64() == Some(0) => FillValue::variable(Vec::new(), Scalar::Bytes),
+            _ => return Err(bad()),
+        },
+        DataType::Json => FillValue::variable(alloc::string::ToString::to_string(v).into_bytes(), Scalar::Json),
+        DataType::FixedUtf32(n) => {
+            let text = match v {
+                Value::String(t) => t.as_str(),
+                Value::Null => "",
+                Value::Number(z) if z.as_u64() == Some(0) => "",
+                _ => return Err(bad()),
+            };
+            let mut bytes = alloc::vec![0u8; 4 * n as usize];
+            for (k, c) in text.chars().enumerate() {
+                bytes.get_mut(4 * k..4 * k + 4).ok_or_else(bad)?.copy_from_slice(&(c as u32).to_le_bytes());
+            }
+            FillValue::of(bytes, Scalar::Text)
+        }
+        DataType::FixedBytes(n) => {
+            let mut bytes = match v {
+                Value::String(t) => base64(t).ok_or_else(bad)?,
+                Value::Null => Vec::new(),
+                Value::Number(z) if z.as_u64() == Some(0) => Vec::new(),
+                _ => return Err(bad()),
+            };
+            if bytes.len() > n as usize {
+                return Err(bad());
+            }
+            bytes.resize(n as usize, 0);
+            FillValue::of(bytes, Scalar::Bytes)
+        }
+            _ => return Err(bad()),
         })
     }
 

@@ -2,7 +2,7 @@
 //! through — and one entry point, [`Array::read`], for chunks and regions: plan, locate every
 //! chunk (indexes shared and cached), read their spans together (merged by the store), decode.
 //!
-//! May import: `error`, `nd`, `json`, `storage`, `metadata`, `codec`, `shard`, `layout`.
+//! May import: `error`, `nd`, `json`, `transport`, `store`, `metadata`, `codec`, `shard`, `layout`.
 pub mod assemble;
 pub mod chunk;
 pub mod plan;
@@ -16,7 +16,8 @@ use crate::core::layout::{build, Layout};
 use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
 use crate::core::nd::c_strides;
 use crate::core::shard::{locate, ByteSpan, IndexFormat};
-use crate::core::storage::{self, ByteRange, HttpClient, Store};
+use crate::core::store::{Container, ResolveUrl, Store};
+use crate::core::transport::{self, ByteRange, HttpClient, Transport};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
@@ -34,7 +35,7 @@ const CONCURRENCY: usize = 32;
 /// Counters of an array's reads (shared by the scales of one volume).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
-    pub store: storage::Stats,
+    pub store: transport::Stats,
     /// Time spent decoding here (with a clock), in milliseconds.
     pub decode_ms: f64,
 }
@@ -58,7 +59,7 @@ pub struct Array {
     /// The decoders kept outside this module, for codecs that need one.
     decoders: Option<Rc<dyn Decoders>>,
     /// The archive holding the array, if one does (as reported).
-    container: Option<storage::Container>,
+    container: Option<Container>,
 }
 
 impl Array {
@@ -69,7 +70,7 @@ impl Array {
         let decode_ms = Rc::new(Cell::new(0.0));
         let max_decoded = crate::core::error::MAX_DECODED;
         let (decoders, container) = (None, None);
-        let url = base.clone();
+        let url = store.display_node(&base);
         Ok(Array {
             url,
             base,
@@ -93,13 +94,13 @@ impl Array {
     }
 
     /// Report `container` as what holds the array.
-    pub fn with_container(mut self, container: Option<storage::Container>) -> Self {
+    pub fn with_container(mut self, container: Option<Container>) -> Self {
         self.container = container;
         self
     }
 
     /// The archive holding the array, if one does.
-    pub fn container(&self) -> Option<&storage::Container> {
+    pub fn container(&self) -> Option<&Container> {
         self.container.as_ref()
     }
 
@@ -158,26 +159,9 @@ impl Array {
         json::write_str(&mut out, &self.query);
         out.push_str(",\"url\":");
         json::write_str(&mut out, &self.url);
-        match self.store.mount() {
-            Some(storage::Mount::Zip(z)) => {
-                out.push_str(",\"zip\":");
-                json::write_str(&mut out, &z.url);
-            }
-            // The snapshot read, not the branch: a rebuilt array reads what it read before.
-            Some(storage::Mount::Icechunk(r)) => {
-                out.push_str(",\"icechunk\":");
-                json::write_str(&mut out, &r.url);
-                if let Some(s) = r.read_snapshot() {
-                    out.push_str(",\"snapshot\":");
-                    json::write_str(&mut out, &s.id);
-                }
-            }
-            Some(storage::Mount::References(r)) => {
-                out.push_str(",\"references\":");
-                json::write_str(&mut out, &r.url);
-            }
-            None => {}
-        }
+        // The layers it reads through, as a pipeline that mounts them again without a request.
+        out.push_str(",\"store\":");
+        json::write_str(&mut out, &self.store.stack_text());
         // An object, not a string in a string: the documents are escaped once.
         out.push_str(",\"documents\":");
         self.docs.for_decoding().write(&mut out);
@@ -190,35 +174,21 @@ impl Array {
     /// latter two).
     pub fn from_state(
         state: &str,
-        config: storage::Config,
-        resolve: Option<Rc<dyn storage::refs::ResolveUrl>>,
+        config: transport::Config,
+        resolve: Option<Rc<dyn ResolveUrl>>,
     ) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
         let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
         let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
-        let mut store = Store::new(config);
-        if let Some(zip) = v.get("zip").and_then(Value::as_str) {
-            store = store.with_mount(storage::Mount::Zip(Rc::new(storage::zip::Archive::new(zip))));
-        } else if let Some(file) = v.get("references").and_then(Value::as_str) {
-            let r = storage::refs::References::new(file, resolve.clone());
-            store = store.with_mount(storage::Mount::References(Rc::new(r)));
-        }
-        if let (Some(repo), Some(id)) =
-            (v.get("icechunk").and_then(Value::as_str), v.get("snapshot").and_then(Value::as_str))
-        {
-            let version = storage::icechunk::Version::Snapshot(String::from(id)).checked()?;
-            store = store.with_mount(storage::Mount::Icechunk(Rc::new(
-                storage::icechunk::Repo::new(repo, version).with_resolve(resolve),
-            )));
-        }
-        let store = Rc::new(store);
+        let stack = v.get("store").and_then(Value::as_str).unwrap_or("");
+        let store = Rc::new(Store::remount(stack, Transport::new(config), resolve)?);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
     }
 
     /// Report `url` as the array's URL (keys stay relative to the base).
     pub fn at(mut self, url: String) -> Self {
-        self.url = url;
+        self.url = self.store.display_node(&url);
         self
     }
 
@@ -331,7 +301,7 @@ impl Array {
                 if let Some(code) = code {
                     self.distrust(&url, code);
                 }
-                url
+                self.store.display(&url)
             }
             Err(_) => self.url.clone(),
         }
@@ -364,7 +334,9 @@ impl Array {
         // A server that ignores Range sends whole objects: this batch downloads each once.
         let _pin = self.store.pin();
         let each = RefCell::new(each);
-        let emit = |i: usize, got: Result<Got>| (each.borrow_mut())(i, got);
+        // Errors name keys inside layers as the pipeline reading them does.
+        let emit = |i: usize, got: Result<Got>| (each.borrow_mut())(i, got.map_err(|e| self.store.name_error(e)));
+        let shared = self.store.keys_share_objects();
         let grid = self.grid();
         let mut objects: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, p) in plan.pieces.iter().enumerate() {
@@ -379,12 +351,9 @@ impl Array {
                 continue;
             }
             match self.layout.locate(&p.coords) {
-                // A reference file's chunks are ranges of its targets: read together, those of one
-                // target merge. (Its keys are placed without a request; a zip's may need one each.)
-                Ok(_)
-                    if self.layout.chunks_in_object(&p.coords).is_none()
-                        && matches!(self.store.mount(), Some(storage::Mount::References(_))) =>
-                {
+                // Chunks whose keys share objects (a reference file's: ranges of a few targets) read
+                // together, so that those of one target merge.
+                Ok(_) if shared && self.layout.chunks_in_object(&p.coords).is_none() => {
                     objects.entry(self.url.clone()).or_default().push(i)
                 }
                 Ok(at) => objects.entry(self.key_url(&at.key)).or_default().push(i),

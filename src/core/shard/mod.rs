@@ -7,12 +7,13 @@
 //! span, and how to decode it): Zarr `sharding_indexed` (also the draft layout's shards) in
 //! [`zarr`], Neuroglancer's shard index and minishard indexes in [`precomputed`].
 //!
-//! May import: `error`, `nd`, `json`, `storage`, `metadata`, `codec`.
+//! May import: `error`, `nd`, `json`, `urls`, `transport`, `store`, `metadata`, `codec`.
 pub mod precomputed;
 pub mod zarr;
 
 use crate::core::error::{Error, ErrorCode, Result};
-use crate::core::storage::{ByteRange, HttpClient, Store};
+use crate::core::store::Store;
+use crate::core::transport::{ByteRange, HttpClient};
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::vec::Vec;

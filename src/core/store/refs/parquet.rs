@@ -4,7 +4,7 @@
 //! footer and page headers (Thrift compact protocol), flat schemas, optional or required columns,
 //! PLAIN and dictionary encodings, data pages v1 and v2, uncompressed or zstd. Anything else is
 //! `UnsupportedFormat` naming it; every offset and count is checked against the bytes there are.
-use super::le;
+use crate::core::bytes::le;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::zstd;
 use alloc::format;
@@ -423,6 +423,77 @@ fn plain(b: &[u8], kind: i64, n: usize) -> core::result::Result<Values, Bad> {
     }
 }
 
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::Ints(v) => v.len(),
+            Values::Bytes(v) => v.len(),
+        }
+    }
+}
+
+/// A data page's definition levels (0: null) and the values after them: v2 levels come apart
+/// (`lv`), v1 ones first in the data, RLE with a length.
+fn definitions<'d>(
+    file: &str,
+    p: &Page,
+    lv: &[u8],
+    data: &'d [u8],
+    n: usize,
+    bad: &dyn Fn(Bad) -> Error,
+) -> Result<(Option<Vec<u32>>, &'d [u8])> {
+    let mut d = Vec::new();
+    if p.kind == 3 {
+        hybrid(lv, 1, n, &mut d).map_err(bad)?;
+        return Ok((Some(d), data));
+    }
+    if p.level_encoding != 3 {
+        return Err(unsupported(file, "bit-packed definition levels"));
+    }
+    let l = le::<4>(data, 0).map(u32::from_le_bytes).ok_or_else(|| bad("levels past the page"))? as usize;
+    let lvl = l.checked_add(4).and_then(|end| data.get(4..end)).ok_or_else(|| bad("levels past the page"))?;
+    hybrid(lvl, 1, n, &mut d).map_err(bad)?;
+    Ok((Some(d), &data[4 + l..]))
+}
+
+/// `present` values given as indices into dictionary `d` (a bit width, then the indices); the
+/// bytes copied out of it are counted into `spent`, at most `limit`.
+fn from_dictionary(
+    file: &str,
+    d: &Values,
+    values: &[u8],
+    present: usize,
+    (spent, limit): (&mut u64, usize),
+    bad: &dyn Fn(Bad) -> Error,
+) -> Result<Values> {
+    let width = u32::from(*values.first().ok_or_else(|| bad("no bit width"))?);
+    let mut idx = Vec::new();
+    if present > 0 {
+        hybrid(&values[1..], width, present, &mut idx).map_err(bad)?;
+    }
+    let pick = |i: u32| -> Result<usize> {
+        let i = i as usize;
+        if i < d.len() {
+            Ok(i)
+        } else {
+            Err(bad("a dictionary index out of range"))
+        }
+    };
+    Ok(match d {
+        Values::Ints(v) => Values::Ints(idx.into_iter().map(|i| pick(i).map(|i| v[i])).collect::<Result<_>>()?),
+        Values::Bytes(v) => {
+            // A long entry named by many rows: counted before it is copied.
+            for &i in &idx {
+                *spent += v[pick(i)?].as_ref().map_or(0, Vec::len) as u64;
+            }
+            if *spent > limit as u64 {
+                return Err(too_large(file, *spent, limit as u64, "maxMetadataBytes, for a record's values"));
+            }
+            Values::Bytes(idx.into_iter().map(|i| pick(i).map(|i| v[i].clone())).collect::<Result<_>>()?)
+        }
+    })
+}
+
 /// The values of column chunk `c` in `file` (`optional`: with definition levels), at most `max`.
 fn column(
     file: &str,
@@ -450,10 +521,7 @@ fn column(
         6 => Values::Bytes(Vec::new()),
         _ => return Err(unsupported(file, "a column type other than INT32, INT64 and BYTE_ARRAY")),
     };
-    let len = |v: &Values| match v {
-        Values::Ints(v) => v.len(),
-        Values::Bytes(v) => v.len(),
-    };
+    let len = Values::len;
     let start = c.dict.filter(|&d| d > 0 && d < c.data).unwrap_or(c.data);
     let mut at = usize::try_from(start).ok().filter(|&a| a < b.len()).ok_or_else(|| bad("a page outside the file"))?;
     while len(&out) < total {
@@ -499,61 +567,16 @@ fn column(
                 if p.rep_levels > 0 {
                     return Err(unsupported(file, "a repeated column"));
                 }
-                // Definition levels (0: null), or none for a required column.
-                let (defs, values): (Option<Vec<u32>>, &[u8]) = if !optional {
-                    (None, data)
-                } else if p.kind == 3 {
-                    let mut d = Vec::new();
-                    hybrid(lv, 1, n, &mut d).map_err(bad)?;
-                    (Some(d), data)
-                } else {
-                    if p.level_encoding != 3 {
-                        return Err(unsupported(file, "bit-packed definition levels"));
-                    }
-                    let l =
-                        le::<4>(data, 0).map(u32::from_le_bytes).ok_or_else(|| bad("levels past the page"))? as usize;
-                    let lvl =
-                        l.checked_add(4).and_then(|end| data.get(4..end)).ok_or_else(|| bad("levels past the page"))?;
-                    let mut d = Vec::new();
-                    hybrid(lvl, 1, n, &mut d).map_err(bad)?;
-                    (Some(d), &data[4 + l..])
+                let (defs, values) = match optional {
+                    true => definitions(file, &p, lv, data, n, &bad)?,
+                    false => (None, data),
                 };
                 let present = defs.as_ref().map_or(n, |d| d.iter().filter(|&&x| x == 1).count());
                 let got = match p.encoding {
                     0 => plain(values, c.kind, present).map_err(bad)?,
                     2 | 8 => {
                         let d = dict.as_ref().ok_or_else(|| bad("dictionary indices without a dictionary"))?;
-                        let width = u32::from(*values.first().ok_or_else(|| bad("no bit width"))?);
-                        let mut idx = Vec::new();
-                        if present > 0 {
-                            hybrid(&values[1..], width, present, &mut idx).map_err(bad)?;
-                        }
-                        let pick = |i: u32| -> Result<usize> {
-                            let i = i as usize;
-                            if i < len(d) {
-                                Ok(i)
-                            } else {
-                                Err(bad("a dictionary index out of range"))
-                            }
-                        };
-                        match d {
-                            Values::Ints(v) => {
-                                Values::Ints(idx.into_iter().map(|i| pick(i).map(|i| v[i])).collect::<Result<_>>()?)
-                            }
-                            Values::Bytes(v) => {
-                                // A long entry named by many rows: counted before it is copied.
-                                for &i in &idx {
-                                    *spent += v[pick(i)?].as_ref().map_or(0, Vec::len) as u64;
-                                }
-                                if *spent > limit as u64 {
-                                    let why = "maxMetadataBytes, for a record's values";
-                                    return Err(too_large(file, *spent, limit as u64, why));
-                                }
-                                Values::Bytes(
-                                    idx.into_iter().map(|i| pick(i).map(|i| v[i].clone())).collect::<Result<_>>()?,
-                                )
-                            }
-                        }
+                        from_dictionary(file, d, values, present, (spent, limit), &bad)?
                     }
                     e => return Err(unsupported(file, format!("encoding {e}"))),
                 };

@@ -1,41 +1,8 @@
-//! Storage: reading bytes of objects over HTTP. Transport only — the [`HttpClient`] trait,
-//! byte ranges and the fallbacks real servers need, in-flight sharing, coalescing of spans
-//! wanted together, the request limiter, the byte-bounded cache, counters; stores inside
-//! objects (zip archives, Icechunk repositories). Knows nothing of arrays, shards or formats.
+//! URL helpers every layer uses: a signed URL's query kept apart from its path, paths joined.
 //!
-//! May import: `error`, `nd`, `json`, `zstd`, `crc`.
-//!
-//! (The layers, bottom up: error and nd, storage, metadata, codec, shard, layout, read, open;
-//! each imports only those below it, see `core`.)
-pub mod cache;
-pub mod coalesce;
-pub mod dedup;
-pub mod flatbuf;
-pub mod http;
-pub mod icechunk;
-pub mod known;
-pub mod limit;
-pub mod objects;
-pub mod parquet;
-pub mod refs;
-mod store;
-pub mod url;
-pub mod vecmap;
-pub mod zip;
-
-pub use http::{ByteRange, HttpClient, Method, Request, Response};
-pub use known::Known;
-pub use objects::{Objects, RangeRead};
-pub use store::{Config, Container, Mount, Retry, Stats, Store};
-
+//! May import: nothing.
 use alloc::format;
-use alloc::string::String;
-
-/// The `N` bytes at `at` of `b` (for a little-endian number), or `None` past its end: the bounded
-/// read the stores that parse binary indexes (zip directories, flatbuffers) share.
-pub(crate) fn le<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
-    b.get(at..at.checked_add(N)?)?.try_into().ok()
-}
+use alloc::string::{String, ToString};
 
 /// `https://h/a.zarr?sig=1` → (`https://h/a.zarr`, `?sig=1`): keys go before the query (a
 /// signed URL's token), which every request keeps.
@@ -74,6 +41,19 @@ pub fn origin(url: &str) -> &str {
         Some(i) => &url[..after + i],
         None => url,
     }
+}
+
+/// `s3://bucket/key` and `gs://bucket/key` as their public HTTPS URLs (Neuroglancer's mapping);
+/// anything else unchanged.
+pub fn public_https(url: &str) -> String {
+    if let Some(rest) = url.strip_prefix("gs://") {
+        return format!("https://storage.googleapis.com/{rest}");
+    }
+    if let Some(rest) = url.strip_prefix("s3://") {
+        let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+        return format!("https://{bucket}.s3.amazonaws.com/{key}");
+    }
+    url.to_string()
 }
 
 #[cfg(test)]

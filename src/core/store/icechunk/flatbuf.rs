@@ -8,7 +8,7 @@ fn bad() -> Error {
 }
 
 fn le<const N: usize>(b: &[u8], at: usize) -> Result<[u8; N]> {
-    super::le(b, at).ok_or_else(bad)
+    crate::core::bytes::le(b, at).ok_or_else(bad)
 }
 fn u16_at(b: &[u8], at: usize) -> Result<u16> {
     Ok(u16::from_le_bytes(le(b, at)?))

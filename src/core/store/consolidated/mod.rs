@@ -66,7 +66,7 @@ impl Known {
     /// `Some(Some(text))` for a held document, `Some(None)` for one known absent, `None` when
     /// nothing is known of it. `url` may carry a query.
     pub fn get(&self, url: &str) -> Option<Option<Rc<Vec<u8>>>> {
-        let (base, _) = super::split_url(url);
+        let (base, _) = crate::core::urls::split_url(url);
         if let Ok(i) = self.docs.binary_search_by(|(u, _)| u.as_str().cmp(base.as_str())) {
             return Some(self.docs[i].1.clone());
         }

@@ -124,3 +124,7 @@ pub(crate) fn classify(url: &str, status: u16, treat403_as_missing: bool) -> Res
 pub(crate) fn short(url: &str, what: &str) -> Error {
     Error::new(ErrorCode::CorruptShard, format!("{url}: {what}"))
 }
+
+pub(crate) fn http_error(url: &str, status: u16) -> Error {
+    Error::new(ErrorCode::HttpError, format!("{url}: HTTP {status}")).with_status(status)
+}

@@ -1,0 +1,249 @@
+//! Transport: the bytes of HTTP objects. The [`HttpClient`] seam; byte ranges and the fallbacks
+//! real servers need ([`fallback`]); retries ([`retry`]); in-flight sharing ([`dedup`]);
+//! coalescing of spans wanted together ([`spans`], [`coalesce`]); the request limiter and the
+//! budget of bytes in flight ([`limit`]); the byte-bounded cache ([`cache`]) and what holds whole
+//! objects ([`wholes`]); counters. Knows nothing of what the objects hold: no store kind, no
+//! format.
+//!
+//! May import: `error`, `nd`, `json`, `zstd`, `crc`, `urls`, `bytes`.
+//!
+//! (The layers, bottom up: error and nd, transport, store, metadata, codec, shard, layout,
+//! read, open; each imports only those below it, see `core`.)
+pub mod cache;
+pub mod coalesce;
+mod config;
+pub mod dedup;
+mod fallback;
+pub mod http;
+pub mod limit;
+pub mod memory;
+pub mod objects;
+pub mod range;
+mod retry;
+mod spans;
+pub mod vecmap;
+mod whole_reads;
+pub mod wholes;
+
+pub use config::{Config, Retry, Stats};
+pub use http::{ByteRange, HttpClient, Method, Request, Response};
+pub use objects::Objects;
+pub use range::{within, RangeRead};
+pub use wholes::{HeldWhole, LastWhole, Pin};
+
+use cache::Lru;
+use dedup::Dedup;
+use http::{classify, Status};
+use limit::Budget;
+use crate::core::error::{Error, ErrorCode, Result};
+use alloc::format;
+use alloc::rc::Rc;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::any::Any;
+use core::cell::{Cell, RefCell};
+use core::future::Future;
+
+/// What the cache holds about one object, keyed by (URL, slot).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Slot {
+    /// The whole object (a server sent it unasked), or the fact that it does not exist.
+    Object,
+    /// Bytes from an offset: a merged read whose gaps may hold spans wanted later.
+    Held(u64),
+    /// A value an upper layer computed from the object's bytes, under that layer's key.
+    Derived(Vec<u64>),
+}
+
+#[derive(Clone)]
+enum Entry {
+    Object(Rc<Vec<u8>>),
+    /// The object does not exist (404): every later read of it is answered without a request.
+    Missing,
+    Held(Rc<Vec<u8>>),
+    Derived(Rc<dyn Any>),
+}
+
+type Key = (String, Slot);
+
+/// Byte reads of HTTP objects, for the nodes of one open (the store above it decides which
+/// objects hold which keys).
+pub struct Transport {
+    config: Config,
+    cache: RefCell<Lru<Key, Entry>>,
+    memos: Dedup<Key, Rc<dyn Any>>,
+    /// Range reads under way: a read inside one of them waits for it instead of asking again.
+    reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
+    /// Set once the server mishandled a suffix range: go straight to HEAD + range.
+    no_suffix: Cell<bool>,
+    /// Set once the server answered a ranged request with the whole object: from then on each
+    /// object is downloaded whole once, shared by every read waiting on it.
+    range_ignored: Cell<bool>,
+    wholes: wholes::Wholes,
+    /// Bytes of ranged answers in flight, at most `max_body` together (one larger alone).
+    budget: Budget,
+    stats: Cell<Stats>,
+}
+
+impl Transport {
+    pub fn new(config: Config) -> Self {
+        Transport {
+            cache: RefCell::new(Lru::new(config.cache_bytes)),
+            budget: Budget::new(config.max_body),
+            config,
+            memos: Dedup::default(),
+            reads: Dedup::default(),
+            no_suffix: Cell::new(false),
+            range_ignored: Cell::new(false),
+            wholes: wholes::Wholes::default(),
+            stats: Cell::new(Stats::default()),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.stats.get()
+    }
+
+    fn count(&self, f: impl FnOnce(&mut Stats)) {
+        let mut s = self.stats.get();
+        f(&mut s);
+        self.stats.set(s);
+    }
+
+    /// Whether the server answered a ranged request with the whole object.
+    pub fn range_ignored(&self) -> bool {
+        self.range_ignored.get()
+    }
+
+    /// Whether anything about the object at `url` is cached (its index, bytes, absence).
+    pub fn knows(&self, url: &str) -> bool {
+        let lo = (url.to_string(), Slot::Object);
+        self.cache.borrow().keys_from(&lo).next().is_some_and(|k| k.0 == url) || self.whole_held(url).is_some()
+    }
+
+    /// Drop everything cached about the object at `url` (its bytes, derived values).
+    pub fn forget(&self, url: &str) {
+        let lo = (url.to_string(), Slot::Object);
+        let mut cache = self.cache.borrow_mut();
+        let keys: Vec<Key> = cache.keys_from(&lo).take_while(|k| k.0 == url).cloned().collect();
+        keys.iter().for_each(|k| cache.remove(k));
+        self.forget_whole(url);
+    }
+
+    /// The object at `url` does not exist: one 404 per object, however many of its indexes or
+    /// spans are wanted.
+    fn missing(&self, url: &str) {
+        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+    }
+
+    /// A whole small object (a metadata document) of at most `limit` bytes; `None` when absent.
+    pub async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
+        match cached {
+            Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
+            Some(Entry::Missing) => return Ok(None),
+            _ => {}
+        }
+        let r = self.send_limited(c, http::Method::Get, url, None, Some((limit, "maxMetadataBytes"))).await?;
+        match classify(url, r.status, self.config.treat403_as_missing)? {
+            Status::Missing => {
+                self.missing(url);
+                Ok(None)
+            }
+            Status::Whole | Status::Partial => Ok(Some(r.body)),
+            Status::Refused => Err(http::http_error(url, r.status)),
+        }
+    }
+
+    /// Read `range` of the object at `url`; `None` when it does not exist.
+    pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
+        if let Some(Entry::Missing) = cached {
+            return Ok(None);
+        }
+        if let Some(whole) = self.whole_held(url) {
+            return range::slice(url, &whole, range).map(Some);
+        }
+        if self.range_ignored.get() {
+            return match self.whole(c, url).await? {
+                Some(w) => range::slice(url, &w, range).map(Some),
+                None => {
+                    self.missing(url);
+                    Ok(None)
+                }
+            };
+        }
+        if let ByteRange::Range { offset, len } = range {
+            if let Some(bytes) = self.held_range(url, offset, len) {
+                return Ok(Some(RangeRead { bytes, object_size: None }));
+            }
+            self.check_len(url, offset, len)?;
+        }
+        let got = match range {
+            ByteRange::Range { offset, len } if len > 0 => self.shared_range(c, url, offset, len).await?,
+            _ => self.fetch(c, url, range).await?,
+        };
+        if got.is_none() {
+            self.missing(url);
+        }
+        Ok(got)
+    }
+
+    /// A value computed from the object at `url` by an upper layer (a decoded shard index),
+    /// under that layer's `key`: cached within the byte budget (`size` of it), and computed
+    /// once however many callers want it at the same time.
+    pub async fn memo<C, V, F, Fut>(&self, c: &C, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        let key: Key = (url.to_string(), Slot::Derived(key));
+        let cached = self.cache.borrow_mut().get(&key);
+        if let Some(Entry::Derived(v)) = cached {
+            if let Ok(v) = v.downcast::<V>() {
+                self.count(|s| s.memo_hits += 1);
+                return Ok(v);
+            }
+        }
+        let compute = || async {
+            let v = work().await?;
+            self.count(|s| s.memo_fills += 1);
+            let n = size(&v);
+            let v: Rc<dyn Any> = Rc::new(v);
+            self.cache.borrow_mut().put(key.clone(), Entry::Derived(v.clone()), n);
+            Ok(v)
+        };
+        let v = self.memos.run(key.clone(), || c.is_aborted(), compute).await?;
+        v.downcast::<V>().map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
+    }
+}
+
+impl Objects for Transport {
+    fn max_body(&self) -> u64 {
+        self.config.max_body
+    }
+    fn max_document(&self) -> u64 {
+        self.config.max_document
+    }
+    async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        Transport::read(self, c, url, range).await
+    }
+    async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        Transport::read_document(self, c, url, limit).await
+    }
+    async fn memo<C, V, F, Fut>(&self, c: &C, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        Transport::memo(self, c, url, key, size, work).await
+    }
+}

@@ -1,0 +1,129 @@
+//! One request at a time, as the network allows: retried on network errors and transient
+//! statuses with exponential backoff and full jitter, within the attempts and the time budget;
+//! answers bounded by the limits and the bytes asked for; counted.
+use super::http::{retry_after_ms, short, transient, HttpClient, Method, Request, Response};
+use super::Transport;
+use crate::core::error::{too_large, Error, ErrorCode, Result};
+use alloc::format;
+use alloc::string::String;
+
+impl Transport {
+    /// A request whose answer may not exceed `maxDecodedBytes` (nor a merged read's size):
+    /// a ranged request too, as a server that ignores Range answers with the whole object.
+    /// `asked`: the bytes a ranged request asks for (a 206 may carry no more), reserved from
+    /// the budget of answers in flight while it runs.
+    pub(super) async fn send<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<(String, u64)>,
+        cap: Option<u64>,
+    ) -> Result<Response> {
+        // `cap`: a read that is only a hint stops there even on a 200 (a server ignoring Range).
+        let limit = cap.unwrap_or(u64::MAX).min(self.config.max_body).min(crate::core::error::MAX_ALLOC);
+        let (range, asked) = match range {
+            Some((r, n)) => (Some(r), Some(n)),
+            None => (None, None),
+        };
+        let _reserved = match asked {
+            Some(n) => Some(self.budget.reserve(n).await),
+            None => None,
+        };
+        // A hint is sent once: its retries would hold up the reads beside it.
+        let r = self.send_retried(c, method, url, range, Some(limit), asked, cap.is_some()).await?;
+        let n = r.body.len() as u64;
+        if n > limit {
+            return Err(too_large(&format!("{url}: the answer"), n, limit, "maxDecodedBytes"));
+        }
+        if let Some(a) = asked.filter(|&a| r.status == 206 && n > a) {
+            return Err(short(url, &format!("a partial answer of {n} bytes to a request for {a}")));
+        }
+        Ok(r)
+    }
+
+    /// A request whose body may not exceed `limit` (bytes, and the option that sets them).
+    pub(super) async fn send_limited<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<String>,
+        limit: Option<(u64, &str)>,
+    ) -> Result<Response> {
+        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None, false).await?;
+        if let Some((l, option)) = limit {
+            let n = r.body.len() as u64;
+            if n > l {
+                return Err(too_large(&format!("{url}: the answer"), n, l, option));
+            }
+        }
+        Ok(r)
+    }
+
+    /// One request, retried on network errors (stalls and bodies cut short included) and on
+    /// transient statuses (408, 429, 5xx) with exponential backoff and full jitter, honouring
+    /// `Retry-After`, within the attempts and the time budget; an abort ends it at once. After
+    /// the last try, a transient status is returned for the caller to report, an error as is.
+    async fn send_retried<C: HttpClient>(
+        &self,
+        c: &C,
+        method: Method,
+        url: &str,
+        range: Option<String>,
+        limit: Option<u64>,
+        asked: Option<u64>,
+        once: bool,
+    ) -> Result<Response> {
+        let policy = self.config.retry;
+        let start = c.now();
+        let mut attempt = 0u32;
+        loop {
+            if c.is_aborted() {
+                return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
+            }
+            let deadline = start.map(|t0| t0 + policy.budget_ms + policy.stall_ms);
+            let req =
+                Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline };
+            let got = c.send(req).await.map_err(|e| e.at(url));
+            if let Ok(r) = &got {
+                self.count(|s| {
+                    s.requests += 1;
+                    s.bytes += r.body.len() as u64;
+                });
+            } else {
+                self.count(|s| s.requests += 1);
+            }
+            // A body shorter than its Content-Length was cut short in transit.
+            let got = got.and_then(|r| match r.content_length {
+                Some(n) if method == Method::Get && (r.body.len() as u64) < n && r.status < 300 => Err(Error::new(
+                    ErrorCode::Network,
+                    format!("{url}: truncated body: {} of {n} bytes arrived", r.body.len()),
+                )),
+                _ => Ok(r),
+            });
+            let wait = match &got {
+                Err(e) if e.code == ErrorCode::Network => None,
+                Ok(r) if transient(r.status) => r.retry_after.as_deref().and_then(retry_after_ms).or(Some(0.0)),
+                _ => return got,
+            };
+            attempt += 1;
+            // Full jitter: anywhere up to the exponential ceiling; Retry-After as a floor.
+            let ceiling = (policy.base_ms * f64::from(1u32 << (attempt - 1).min(20))).min(policy.max_ms);
+            let delay = (c.random() * ceiling).max(wait.unwrap_or(0.0));
+            let late = match (start, c.now()) {
+                (Some(t0), Some(t)) => t + delay - t0 > policy.budget_ms,
+                _ => false,
+            };
+            if attempt >= policy.attempts || late || once {
+                return match got {
+                    Err(e) => Err(Error::new(e.code, format!("{} (after {attempt} tries)", e.message))),
+                    ok => ok,
+                };
+            }
+            self.count(|s| s.retries += 1);
+            c.sleep(delay).await;
+        }
+    }
+
+}
