@@ -1,6 +1,6 @@
 // Memory and hostile answers (issue 24), through the built package (pkg/): what a long-lived
 // reader holds after reading, what a hostile server can make one read download, and answers
-// whose Content-Range cannot be trusted. Run: node --test tests/js/
+// whose Content-Range cannot be trusted. Run: node --test tests/js/memory.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";

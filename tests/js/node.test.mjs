@@ -1,5 +1,5 @@
 // Node tests of the built package (pkg/, made by `npm run build`) against the fixtures, a local
-// HTTP server and its misbehaving modes. Run: node --test tests/js/
+// HTTP server and its misbehaving modes. Run: node --test tests/js/node.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
