@@ -1221,11 +1221,18 @@ test("maxInFlight: at the origin's limit, waiting requests start highest priorit
       await tick();
     }
     assert.deepEqual(started, ["0/0", "0/1"]);
-    while (held.length > 0) {
-      held.shift()();
+    // Release whatever waits, whenever it waits, until every read has settled: at the limit the
+    // next fetch starts only after an earlier one ends, so nothing may be held for a while
+    // although reads still wait (stopping when `held` is empty could leave them waiting forever).
+    let settled = false;
+    const all = Promise.all(reads).finally(() => (settled = true));
+    const deadline = Date.now() + 30_000;
+    while (!settled && Date.now() < deadline) {
+      if (held.length > 0) held.shift()();
       await new Promise((r) => setTimeout(r, 20));
     }
-    await Promise.all(reads);
+    assert.ok(settled, `reads still waiting after 30 s (${held.length} fetches held, ${started.length} started)`);
+    await all;
     assert.equal(most, 2, "never more than maxInFlight");
     assert.deepEqual(started, ["0/0", "0/1", "1/1", "2/1", "2/0", "1/0"], "priority order, arrival order among equals");
     arr.close();
