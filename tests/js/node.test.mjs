@@ -260,6 +260,7 @@ test("missing zarr.json is NotFound", async () => {
 
 for (const mode of ["ignore-range", "no-suffix", "no-suffix-400", "no-content-range", "no-content-length"]) {
   test(`server mode ${mode}: values are correct`, async () => {
+    assert.equal(MODE_CASES.length, 4, `the cases these modes read: ${MODE_CASES}`);
     const r = await checkFixtures(api, `${base}/__mode/${mode}/fixtures`, manifest, loadExpected, {
       cases: MODE_CASES,
       groups: false,
@@ -382,7 +383,8 @@ function settles(p, ms, what) {
 test("20 % transient faults (5xx, Retry-After, resets, cut bodies, wrong ranges, stalls): every fixture reads the writer's values", async () => {
   server.log.length = 0;
   const r = await checkFixtures(api, `${base}/__mode/faults-20/fixtures`, manifest, loadExpected, { open: { retry: FAST_RETRY } });
-  assert.ok(r.count >= manifest.cases.length, `${r.count} cases`);
+  assert.ok(manifest.cases.length > 0);
+  assert.equal(r.count, manifest.cases.length + manifest.groups.length, "every case and group checked");
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const faults = {};
   for (const e of server.log) if (e.fault) faults[e.fault] = (faults[e.fault] ?? 0) + 1;
@@ -497,6 +499,7 @@ test("a trap (a bug) rejects what was under way with Internal; the module is rep
   // The same arrays, and new ones, read the writer's values (reopened without a request).
   await assertChunkEquals(a, END_CASE, present[1], "array a after the trap");
   const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name], groups: false });
+  assert.equal(r.count, 1);
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const c0 = b.shape.map(() => 0);
   assert.ok((await b.getChunk(c0)).data.length > 0);
@@ -769,6 +772,7 @@ test("field formats: a damaged chunk of every new codec, filter and type is data
       else outcomes.errors[outcome] = (outcomes.errors[outcome] ?? 0) + 1;
     }
     const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [c.name], groups: false });
+    assert.equal(r.count, 1, c.name);
     assert.equal(r.failed, 0, `after the damaged copies: ${r.failures.join("\n")}`);
   }
   console.log(`# ${cases.length} field-format cases damaged two ways: ${JSON.stringify(outcomes)}`);
@@ -816,6 +820,7 @@ test("a truncated shard (start index) is CorruptShard", async () => {
 
 test("after errors the module still reads arrays correctly", async () => {
   const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name, END_CASE.name], groups: false });
+  assert.equal(r.count, 2);
   assert.equal(r.failed, 0, r.failures.join("\n"));
 });
 
@@ -868,6 +873,7 @@ test("huge shapes, chunks, fills, bombs and documents are TooLarge or corrupt, n
   await expectTooLarge(api.openArray(writeFiles("huge_doc", { ".zarray": doc })), "a 20 MiB .zarray", "maxMetadataBytes");
   // The same module still serves every array.
   const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [SMALL_CASE.name, END_CASE.name], groups: false });
+  assert.equal(r.count, 2);
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const grown = (process.memoryUsage().rss - rss0) / 2 ** 20;
   console.log(`# RSS grew ${grown.toFixed(0)} MiB over the oversized reads`);
