@@ -212,6 +212,15 @@ for (const c of manifest.cases) {
   });
 }
 
+test("checkFixtures refuses a case name the manifest does not have (it would check nothing)", async () => {
+  await assert.rejects(checkFixtures(api, fx, manifest, loadExpected, { cases: ["no_such_case"], groups: false }), /no case named "no_such_case"/);
+  const group = `group:${manifest.groups[0].path}`;
+  await assert.rejects(checkFixtures(api, fx, manifest, loadExpected, { cases: [group], groups: false }), /no case named/);
+  const r = await checkFixtures(api, fx, manifest, loadExpected, { cases: [group] });
+  assert.equal(r.count, 1);
+  assert.equal(r.failed, 0, r.failures.join("\n"));
+});
+
 for (const g of manifest.groups ?? []) {
   test(`group ${g.path}`, async () => {
     const r = await checkFixtures(api, fx, { cases: [], groups: [g] }, loadExpected);
