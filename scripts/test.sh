@@ -11,9 +11,39 @@
 # test files run two at a time. Phase times: "compile" is the native tests' compile (the
 # background builds beside it), "native" their runs (the wasm tests beside them), "build" and
 # "wasm" what is left of the build and of the wasm tests after them.
+#
+# No phase can hang: each runs under a time limit (`timeout`), and a phase past its limit fails
+# with its name; each Node test file has its own limit (--test-timeout) and exits when its tests
+# are done (--test-force-exit), so a stuck file fails with its name and the others still run.
+# The limits are about three times the phase's (or the slowest file's) time on a fresh 2-core
+# machine; SHARDFETCH_TIMEOUT_SCALE=2 doubles them all on a slower one.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+
+# The Node it runs on, against package.json `engines`, before anything else (tested: 20, 22, 24).
+if ! command -v node > /dev/null 2>&1; then
+  echo "[test] no node on PATH: npm test needs Node (package.json engines.node)" >&2
+  exit 1
+fi
+node scripts/check-node.mjs || exit 1
+
+# Time limits in seconds (see above). Measured on this 2-core machine, shared with other builds
+# (load 7-8): tools ~200 s on a fresh machine (apt, cargo install wasm-bindgen-cli); the build ~420
+# s cold; compile 164 s, native 87 s, wasm 46 s after the build, node 224 s (the slowest file,
+# tests/js/browser.test.mjs, ~105 s alone). The Node phase's limit leaves room for a stuck file to
+# be cut off at its own limit, and named, before the phase's.
+SCALE=${SHARDFETCH_TIMEOUT_SCALE:-1}
+limit_of() { echo $(($1 * SCALE)); }
+LIMIT_TOOLS=$(limit_of 900)       # ensure-tools.sh
+LIMIT_COMPILE=$(limit_of 1200)    # the native tests' compile (beside the two background builds)
+LIMIT_BUILD=$(limit_of 1500)      # scripts/build.sh, from its start in the background
+LIMIT_WASM_BUILD=$(limit_of 1200) # the wasm tests' build, from its start in the background
+LIMIT_NATIVE=$(limit_of 600)      # cargo test --workspace (the runs)
+LIMIT_RUZSTD=$(limit_of 600)      # the ruzstd build and its tests
+LIMIT_WASM=$(limit_of 600)        # the wasm tests in Chromium
+LIMIT_NODE=$(limit_of 900)        # every Node test file, two at a time
+NODE_FILE_MS=$(limit_of 300000)   # one Node test file: ~3x the slowest
 
 LOGS=tests/.tmp/test-logs
 mkdir -p "$LOGS"
@@ -63,25 +93,36 @@ summary_and_exit() {
 
 strip_ansi() { sed -E 's/\x1b\[[0-9;]*[A-Za-z]//g'; }
 
+# Run a command under a time limit: `timeout` ends it and everything it started (its own process
+# group; KILL 30 s after TERM), and the exit code is then 124 (or 137).
+limited() { # seconds cmd...
+  local secs=$1
+  shift
+  timeout -k 30 "$secs" "$@"
+}
+timed_out() { [ "$1" -eq 124 ] || [ "$1" -eq 137 ]; } # rc
+
 # Sum "test result: ... N passed; M failed" lines (cargo test / wasm-bindgen-test-runner).
 cargo_counts() { # log → "passed failed"
   strip_ansi < "$1" | grep -E '^test result: ' | sed -E 's/.* ([0-9]+) passed; ([0-9]+) failed.*/\1 \2/' |
     awk '{p += $1; f += $2} END {print p + 0, f + 0}'
 }
 
-# Run a cargo test command into a log and count it. `what` names it in failures.
-cargo_part() { # what log cmd...
-  local what=$1 log=$2
-  shift 2
-  "$@" 2>&1 | tee "$log"
-  count_part "$what" "$log" "${PIPESTATUS[0]}"
+# Run a cargo test command into a log, within `secs`, and count it. `what` names it in failures.
+cargo_part() { # what log secs cmd...
+  local what=$1 log=$2 secs=$3
+  shift 3
+  limited "$secs" "$@" 2>&1 | tee "$log"
+  count_part "$what" "$log" "${PIPESTATUS[0]}" "$secs"
 }
-count_part() { # what log rc
+count_part() { # what log rc [secs]
   local what=$1 log=$2 rc=$3 p f
   read -r p f < <(cargo_counts "$log")
   total_pass=$((total_pass + p))
   total_fail=$((total_fail + f))
-  if [ "$rc" -ne 0 ]; then
+  if [ "$rc" -ne 0 ] && timed_out "$rc" && [ -n "${4:-}" ]; then
+    fail_part "$what: TIMED OUT after ${4} s (exit $rc)"
+  elif [ "$rc" -ne 0 ]; then
     if [ "$f" -gt 0 ]; then status=1; say "FAILED: $what ($f failed)"; else fail_part "$what (exit $rc)"; fi
   elif [ "$p" -eq 0 ]; then
     fail_part "$what ran zero tests"
@@ -90,8 +131,10 @@ count_part() { # what log rc
 
 # --- (a) tools -------------------------------------------------------------------------------
 say "ensure tools"
-if ! bash scripts/ensure-tools.sh; then
-  fail_part "ensure-tools"
+limited "$LIMIT_TOOLS" bash scripts/ensure-tools.sh
+rc=$?
+if [ "$rc" -ne 0 ]; then
+  if timed_out "$rc"; then fail_part "ensure-tools: TIMED OUT after $LIMIT_TOOLS s"; else fail_part "ensure-tools (exit $rc)"; fi
   summary_and_exit
 fi
 phase tools
@@ -110,24 +153,30 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 WASM_TESTS_TARGET=target/wasm-tests
-wasm_tests() { # cargo test args... (the wasm tests, with the fixture server)
+wasm_tests() { # seconds cargo-test-args... (the wasm tests, with the fixture server)
+  local secs=$1
+  shift
   SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
     CARGO_TARGET_DIR=$WASM_TESTS_TARGET \
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
     CHROMEDRIVER=/usr/bin/chromedriver \
     WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-    cargo test --target wasm32-unknown-unknown --test web "$@"
+    limited "$secs" cargo test --target wasm32-unknown-unknown --test web "$@"
 }
 say "build and the wasm tests' build, in the background ($LOGS/build.log, $LOGS/wasm-build.log)"
-bash scripts/build.sh > "$LOGS/build.log" 2>&1 &
+limited "$LIMIT_BUILD" bash scripts/build.sh > "$LOGS/build.log" 2>&1 &
 BUILD_PID=$!
 if [ -n "$URL" ]; then
-  wasm_tests --no-run > "$LOGS/wasm-build.log" 2>&1 &
+  rm -f "$LOGS/wasm-build.rc"
+  (
+    wasm_tests "$LIMIT_WASM_BUILD" --no-run > "$LOGS/wasm-build.log" 2>&1
+    echo "rc $?" > "$LOGS/wasm-build.rc"
+  ) &
   WASM_BUILD_PID=$!
 fi
 
 say "cargo test --workspace --no-run (native: the core with its decoders linked, and the decoder crates)"
-env CARGO_TARGET_DIR=target/native cargo test --workspace --no-run 2>&1 | tee "$LOGS/cargo-native-build.log"
+limited "$LIMIT_COMPILE" env CARGO_TARGET_DIR=target/native cargo test --workspace --no-run 2>&1 | tee "$LOGS/cargo-native-build.log"
 native_build_rc=${PIPESTATUS[0]}
 phase compile
 
@@ -142,21 +191,29 @@ if [ -n "$URL" ]; then
   (
     # (not `wait`: the build is this subshell's sibling)
     while [ -n "$WASM_BUILD_PID" ] && kill -0 "$WASM_BUILD_PID" 2>/dev/null; do sleep 1; done
-    wasm_tests > "$LOGS/cargo-wasm.log" 2>&1
+    # (a build that ran out of time is not started again here: it fails as its own part)
+    build_rc=$(sed -n 's/^rc //p' "$LOGS/wasm-build.rc" 2>/dev/null)
+    if [ -n "$build_rc" ] && timed_out "$build_rc"; then
+      echo "$build_rc" > "$WASM_RC_FILE"
+      exit
+    fi
+    wasm_tests "$LIMIT_WASM" > "$LOGS/cargo-wasm.log" 2>&1
     echo $? > "$WASM_RC_FILE"
   ) &
   WASM_PID=$!
 fi
 
 say "cargo test --workspace (native)"
-if [ "$native_build_rc" -ne 0 ]; then
+if timed_out "$native_build_rc"; then
+  fail_part "cargo test --no-run: TIMED OUT after $LIMIT_COMPILE s"
+elif [ "$native_build_rc" -ne 0 ]; then
   fail_part "cargo test --no-run (exit $native_build_rc)"
 else
-  cargo_part "cargo test" "$LOGS/cargo-native.log" env CARGO_TARGET_DIR=target/native cargo test --workspace
+  cargo_part "cargo test" "$LOGS/cargo-native.log" "$LIMIT_NATIVE" env CARGO_TARGET_DIR=target/native cargo test --workspace
 fi
 # The pure-Rust zstd path (builds without a C compiler): what reads zstd, with ruzstd.
 say "cargo test --no-default-features --features native-decoders: zstd unit tests and the fixture suite, through ruzstd"
-cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" env CARGO_TARGET_DIR=target/native \
+cargo_part "cargo test (ruzstd)" "$LOGS/cargo-ruzstd.log" "$LIMIT_RUZSTD" env CARGO_TARGET_DIR=target/native \
   cargo test --no-default-features --features native-decoders --lib --test native -- zstd every_fixture
 phase native
 
@@ -167,7 +224,7 @@ build_rc=$?
 BUILD_PID=""
 cat "$LOGS/build.log"
 if [ "$build_rc" -ne 0 ]; then
-  fail_part "build"
+  if timed_out "$build_rc"; then fail_part "build: TIMED OUT after $LIMIT_BUILD s"; else fail_part "build (exit $build_rc)"; fi
   summary_and_exit
 fi
 phase build
@@ -181,10 +238,17 @@ else
   wait "$WASM_PID" 2>/dev/null || true
   WASM_PID=""
   WASM_BUILD_PID=""
-  cat "$LOGS/cargo-wasm.log"
-  count_part "wasm tests" "$LOGS/cargo-wasm.log" "$(cat "$WASM_RC_FILE" 2>/dev/null || echo 1)"
-  if ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
-    fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
+  wasm_build_rc=$(sed -n 's/^rc //p' "$LOGS/wasm-build.rc" 2>/dev/null)
+  if [ -n "$wasm_build_rc" ] && timed_out "$wasm_build_rc"; then
+    cat "$LOGS/wasm-build.log"
+    fail_part "wasm tests' build: TIMED OUT after $LIMIT_WASM_BUILD s"
+  else
+    touch "$LOGS/cargo-wasm.log"
+    cat "$LOGS/cargo-wasm.log"
+    count_part "wasm tests" "$LOGS/cargo-wasm.log" "$(cat "$WASM_RC_FILE" 2>/dev/null || echo 1)" "$LIMIT_WASM"
+    if ! strip_ansi < "$LOGS/cargo-wasm.log" | grep -qE '^test result: ok\. [1-9][0-9]* passed'; then
+      fail_part "wasm tests ran zero tests (check run_in_browser / WASM_BINDGEN_USE_BROWSER)"
+    fi
   fi
 fi
 kill "$SERVER_PID" 2>/dev/null || true
@@ -193,20 +257,35 @@ SERVER_PID=""
 phase wasm
 
 # --- (e) Node + browser tests of the built package -------------------------------------------
-# Two files at a time (each starts its own servers on free ports).
-say "node --test tests/js/"
-node --test --test-concurrency=2 --test-reporter=spec tests/js/ 2>&1 | tee "$LOGS/node.log"
-rc=${PIPESTATUS[0]}
-p=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ pass ([0-9]+)$/\1/p' | tail -1)
-f=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ fail ([0-9]+)$/\1/p' | tail -1)
-p=${p:-0}
-f=${f:-0}
-total_pass=$((total_pass + p))
-total_fail=$((total_fail + f))
-if [ "$rc" -ne 0 ]; then
-  if [ "$f" -gt 0 ]; then status=1; say "FAILED: node tests ($f failed)"; else fail_part "node tests (exit $rc)"; fi
-elif [ "$p" -eq 0 ]; then
-  fail_part "node tests ran zero tests"
+# Two files at a time (each starts its own servers on free ports). The files are named: from
+# Node 21 on, `node --test <directory>` looks for a module of that name and runs nothing. Each
+# file: --test-timeout (Node 20 and 22 time the file as a whole, Node 24 each test in it) and
+# --test-force-exit (a file whose tests are done exits, whatever handle is left open). A test
+# cut off by its limit is "cancelled": counted as failed.
+NODE_TESTS=()
+for f in tests/js/*.test.mjs; do [ -f "$f" ] && NODE_TESTS+=("$f"); done
+say "node --test (${#NODE_TESTS[@]} files in tests/js/, each within $((NODE_FILE_MS / 1000)) s)"
+rc=0
+if [ "${#NODE_TESTS[@]}" -eq 0 ]; then
+  fail_part "node tests: no tests/js/*.test.mjs"
+else
+  limited "$LIMIT_NODE" node --test --test-concurrency=2 --test-timeout="$NODE_FILE_MS" --test-force-exit \
+    --test-reporter=spec "${NODE_TESTS[@]}" 2>&1 | tee "$LOGS/node.log"
+  rc=${PIPESTATUS[0]}
+  p=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ pass ([0-9]+)$/\1/p' | tail -1)
+  f=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ fail ([0-9]+)$/\1/p' | tail -1)
+  c=$(strip_ansi < "$LOGS/node.log" | sed -n -E 's/^ℹ cancelled ([0-9]+)$/\1/p' | tail -1)
+  p=${p:-0}
+  f=$((${f:-0} + ${c:-0}))
+  total_pass=$((total_pass + p))
+  total_fail=$((total_fail + f))
+  if timed_out "$rc"; then
+    fail_part "node tests: TIMED OUT after $LIMIT_NODE s"
+  elif [ "$rc" -ne 0 ]; then
+    if [ "$f" -gt 0 ]; then status=1; say "FAILED: node tests ($f failed or cancelled)"; else fail_part "node tests (exit $rc)"; fi
+  elif [ "$p" -eq 0 ]; then
+    fail_part "node tests ran zero tests"
+  fi
 fi
 phase node
 

@@ -15,7 +15,7 @@ export { openMultiscale, Multiscale, type MultiscaleAxis, type MultiscaleLevel }
 export { ShardfetchError, type ErrorCode } from "./errors.js";
 export { initialize } from "./module.js";
 /** @internal Tests only (see module.ts). */
-export { trapForTesting as __trapForTesting } from "./module.js";
+export { trapForTesting as __trapForTesting, wasmMemoryBytesForTesting as __wasmMemoryBytesForTesting } from "./module.js";
 export { trapWorkerForTesting as __trapWorkerForTesting } from "./decoding.js";
 export { setAutoWarmUp, warmUp, type WarmUpReport } from "./warmup.js";
 export type {

@@ -12,6 +12,8 @@ import { nodeImport } from "./node-import.js";
 let ready: Promise<void> | undefined;
 let compiled: WebAssembly.Module | undefined;
 let glue: GlueApi | undefined;
+/** The instance's linear memory (for tests: what the module itself holds). */
+let memory: WebAssembly.Memory | undefined;
 let loaded = false;
 /** Counts instances: an array made by an earlier one is reopened before use. */
 let generation = 0;
@@ -47,8 +49,9 @@ async function compileWasm(): Promise<WebAssembly.Module> {
 async function instantiate(module: WebAssembly.Module): Promise<void> {
   const gen = generation;
   const g = createGlue((e) => trapped(gen, e));
-  await g.default({ module_or_path: module });
+  const exports = (await g.default({ module_or_path: module })) as { memory?: WebAssembly.Memory };
   glue = g;
+  memory = exports.memory;
   loaded = true;
   for (const f of onLoad) f();
 }
@@ -134,6 +137,14 @@ export function isLoaded(): boolean {
 /** Run `f` each time the module has loaded on this thread. */
 export function whenLoaded(f: () => void): void {
   onLoad.push(f);
+}
+
+/**
+ * Tests only: the bytes of this thread's instance's linear memory (0 before it loads), which
+ * Node's `process.memoryUsage().arrayBuffers` does not count.
+ */
+export function wasmMemoryBytesForTesting(): number {
+  return memory?.buffer.byteLength ?? 0;
 }
 
 /**

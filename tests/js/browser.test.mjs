@@ -1,7 +1,7 @@
 // Browser tests: the built package (pkg/) in headless Chromium, imported by a plain
 // <script type="module"> page (no bundler) and by a module Web Worker. The page is served by one
 // server and the fixtures by a second one (another port = another origin), so CORS, preflights
-// of Range requests and exposed headers are exercised. Run: node --test tests/js/
+// of Range requests and exposed headers are exercised. Run: node --test tests/js/browser.test.mjs
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";

@@ -6,8 +6,10 @@
 //   const r = await checkFixtures(api, "http://host/fixtures", manifest, (rel) => bytes);
 //   // r = { passed, failed, failures: [string], count, results: [{name, ok, failures, checks}] }
 //
-// A "case" (array or group) passes when all its checks pass; `count` is the number of cases.
-// Options (5th argument): { cases: ["name", ...] } to run a subset, { groups: false } to skip
+// A "case" (array or group) passes when all its checks pass; `count` is the number of cases
+// checked (callers compare it with the number they asked for).
+// Options (5th argument): { cases: ["name", ...] } to run a subset (a name that is not in the
+// manifest, or a group's `group:<path>` with { groups: false }, throws), { groups: false } to skip
 // the group checks, { maxReports: 5 } failures reported per case, { open: {...} } extra
 // openArray options (e.g. { workers: false }), { concurrency: 4 } cases checked at once.
 
@@ -562,6 +564,13 @@ async function checkGroupCase(api, baseUrl, g, openOptions = {}) {
 export async function checkFixtures(api, baseUrl, manifest, expectedLoader, options = {}) {
   const maxReports = options.maxReports ?? 5;
   const only = options.cases ? new Set(options.cases) : null;
+  if (only) {
+    // A name that matches nothing would check nothing and pass: an error in the caller.
+    const known = new Set((manifest.cases ?? []).map((c) => c.name));
+    if (options.groups !== false) for (const g of manifest.groups ?? []) known.add(`group:${g.path}`);
+    const unknown = [...only].filter((n) => !known.has(n));
+    if (unknown.length) throw new Error(`checkFixtures: no case named ${unknown.map((n) => JSON.stringify(n)).join(", ")} in the manifest`);
+  }
   // Cases are independent: a few at a time (their reads overlap each other's waits), results
   // in manifest order.
   const cases = (manifest.cases ?? []).filter((c) => !only || only.has(c.name));

@@ -53,6 +53,7 @@ test("the package carries every decoder module, and fixtures by their writers ne
 
 for (const [label, open] of [["inline", { workers: false }], ["worker_threads", { workers: 2 }]]) {
   test(`Node (${label}): every fixture that needs a decoder module reads its writer's values through pkg/`, async () => {
+    assert.ok(only.cases.length > 0, "no fixture needs a decoder module");
     const r = await checkFixtures(api, `${data.url}/fixtures`, only, loadExpected, { open });
     assert.equal(r.count, only.cases.length);
     assert.equal(r.failed, 0, r.failures.join("\n"));
@@ -75,6 +76,7 @@ async function runPage(query, setup = async () => {}) {
 }
 
 test("headless Chromium (decoding workers): every fixture that needs a decoder module reads its writer's values; each module fetched once", async () => {
+  assert.ok(only.cases.length > 0, "no fixture needs a decoder module");
   const { r, logs, fetched } = await runPage({ decoders: "1", workers: "2" });
   assert.equal(r.count, only.cases.length, `${r.count} cases ran\n${logs.join("\n")}`);
   assert.equal(r.failed, 0, [...r.failures, ...logs].join("\n"));

@@ -2,11 +2,16 @@
 // reads MIB MiB through one array — 1 MiB chunks with getChunk, alternating with regions of the
 // same size across four chunks with get — checking values as it goes, closes the array, collects
 // garbage and prints one JSON line: the ArrayBuffer bytes held above the start (MiB;
-// process.memoryUsage().arrayBuffers) after every 64 MiB read, and at the end.
+// process.memoryUsage().arrayBuffers) after every 64 MiB read, and at the end; and the same for
+// the module's WebAssembly memory (which `arrayBuffers` does not count, and which never shrinks:
+// its growth is the most the module held at once).
 import { value } from "./synth-value.mjs";
 
 const [entry, url, optionsJson, mibText] = process.argv.slice(2);
 const api = await import(entry);
+await api.initialize();
+const wasmBytes = () => api.__wasmMemoryBytesForTesting();
+if (!(wasmBytes() > 0)) throw new Error("the module's memory is not visible (__wasmMemoryBytesForTesting)");
 const mib = Number(mibText);
 const settle = async () => {
   for (let i = 0; i < 3; i++) {
@@ -16,7 +21,9 @@ const settle = async () => {
   return process.memoryUsage().arrayBuffers;
 };
 const base = await settle();
+const wasmBase = wasmBytes();
 const held = [];
+const wasm = [];
 let read = 0;
 let k = 0;
 const arr = await api.openArray(url, JSON.parse(optionsJson));
@@ -36,10 +43,17 @@ while (read < mib) {
     if (r.data[9 * r.stride[0] + 5] !== value(y0 + 9, x0 + 5)) throw new Error(`region at (${y0}, ${x0}): wrong value`);
   }
   read += size;
-  if (read % 64 === 0) held.push(((await settle()) - base) / 2 ** 20);
+  if (read % 64 === 0) {
+    held.push(((await settle()) - base) / 2 ** 20);
+    wasm.push((wasmBytes() - wasmBase) / 2 ** 20);
+  }
 }
+const workerJobs = arr.stats().workerJobs;
 arr.close();
 await new Promise((r) => setTimeout(r, 100));
 const end = ((await settle()) - base) / 2 ** 20;
-console.log(JSON.stringify({ held: held.map((h) => Math.round(h)), end: Math.round(end), read }));
+const wasmEnd = (wasmBytes() - wasmBase) / 2 ** 20;
+console.log(
+  JSON.stringify({ held: held.map((h) => Math.round(h)), end: Math.round(end), read, wasmStart: Math.round(wasmBase / 2 ** 20), wasm: wasm.map((w) => Math.round(w)), wasmEnd: Math.round(wasmEnd), workerJobs }),
+);
 process.exit(0);

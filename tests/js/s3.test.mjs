@@ -151,7 +151,8 @@ test("S3 (moto): every fixture reads through presigned URLs made per request in 
   proxy.log.length = 0;
   // Eight cases at a time: moto answers each request slowly.
   const r = await checkFixtures(api, `${proxy.url}/fixtures`, manifest, loadExpected, { open: { fetch: signingFetch }, concurrency: 8, chunksInFlight: 8 });
-  assert.ok(r.count >= manifest.cases.length, `${r.count} cases ran`);
+  assert.ok(manifest.cases.length > 0);
+  assert.equal(r.count, manifest.cases.length + manifest.groups.length, "every case and group checked");
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const by = {};
   for (const s of seen) {
@@ -178,6 +179,7 @@ test("S3: the HEAD + range fallback (a server refusing suffix ranges) is signed 
   proxy.log.length = 0;
   const c = manifest.cases.find((k) => k.name === "zp_shard_gzip_end");
   const r = await checkFixtures(api, `${proxy.url}/no-suffix/fixtures`, manifest, loadExpected, { cases: [c.name], groups: false, open: { fetch: signingFetch } });
+  assert.equal(r.count, 1);
   assert.equal(r.failed, 0, r.failures.join("\n"));
   const heads = proxy.log.filter((e) => e.method === "HEAD");
   console.log(`# S3 no-suffix: ${proxy.log.length} requests, ${heads.length} HEAD`);
@@ -212,7 +214,8 @@ test("S3 without list permission: a missing key is 403 — an HttpError naming t
     concurrency: 8,
   });
   console.log(`# S3 no-list: ${r.count} arrays, one of each kind of absent object`);
-  assert.ok(r.count >= 20, `${r.count} arrays with missing chunks or shards`);
+  assert.ok(kinds.size >= 20, `${kinds.size} kinds of arrays with missing chunks or shards`);
+  assert.equal(r.count, kinds.size, "one array of each kind checked");
   assert.equal(r.failed, 0, r.failures.join("\n"));
 });
 

@@ -2,7 +2,7 @@
 // by zarr-python (the sample's probes.json, the fixtures' expected/*.bin), and the requests the
 // data server sees are compared with the chunks the visible screen needs (shard indexes read
 // from disk). The page and the data are on two origins, so CORS is exercised throughout.
-// Run: node --test tests/js/ (needs `npm run build`).
+// Run: node --test tests/js/viewer.test.mjs (needs `npm run build`).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
