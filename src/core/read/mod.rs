@@ -19,7 +19,6 @@ use crate::core::shard::{locate, ByteSpan, IndexFormat};
 use crate::core::store::{Container, ResolveUrl, Store};
 use crate::core::transport::{self, ByteRange, HttpClient, Transport};
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -338,7 +337,8 @@ impl Array {
         let emit = |i: usize, got: Result<Got>| (each.borrow_mut())(i, got.map_err(|e| self.store.name_error(e)));
         let shared = self.store.keys_share_objects();
         let grid = self.grid();
-        let mut objects: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        // (object URL, piece), grouped by object below.
+        let mut keyed: Vec<(String, usize)> = Vec::new();
         for (i, p) in plan.pieces.iter().enumerate() {
             if !grid.contains(&p.coords) {
                 let why = format!("{}: chunk {} is outside the chunk grid {}", self.url, crate::core::error::List(&p.coords), crate::core::error::List(&grid.count()));
@@ -353,11 +353,19 @@ impl Array {
             match self.layout.locate(&p.coords) {
                 // Chunks whose keys share objects (a reference file's: ranges of a few targets) read
                 // together, so that those of one target merge.
-                Ok(_) if shared && self.layout.chunks_in_object(&p.coords).is_none() => {
-                    objects.entry(self.url.clone()).or_default().push(i)
-                }
-                Ok(at) => objects.entry(self.key_url(&at.key)).or_default().push(i),
+                Ok(_) if shared && self.layout.chunks_in_object(&p.coords).is_none() => keyed.push((self.url.clone(), i)),
+                Ok(at) => keyed.push((self.key_url(&at.key), i)),
                 Err(e) => emit(i, Err(e.at(&self.url)))?,
+            }
+        }
+        // The pieces of each object together, objects in URL order (pieces in plan order).
+        let by = crate::core::nd::order(keyed.len(), &|a, b| keyed[a].0 < keyed[b].0);
+        let mut objects: Vec<(String, Vec<usize>)> = Vec::new();
+        for k in by {
+            let (url, i) = (&keyed[k].0, keyed[k].1);
+            match objects.last_mut() {
+                Some((u, members)) if u == url => members.push(i),
+                _ => objects.push((url.clone(), alloc::vec![i])),
             }
         }
         let reads = objects.into_iter().map(|(url, members)| self.read_object(c, plan, decode, url, members, &emit));

@@ -1,9 +1,11 @@
 //! A byte-bounded least-recently-used cache.
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, VecDeque};
 
 pub struct Lru<K: Ord + Clone, V: Clone> {
     map: BTreeMap<K, (V, usize, u64)>,
-    order: BTreeMap<u64, K>,
+    /// Keys by the tick they were last used at, oldest first; an entry whose tick is not its
+    /// key's current one is stale, skipped (and dropped when stale ones are half of them).
+    order: VecDeque<(u64, K)>,
     tick: u64,
     bytes: usize,
     capacity: usize,
@@ -11,17 +13,26 @@ pub struct Lru<K: Ord + Clone, V: Clone> {
 
 impl<K: Ord + Clone, V: Clone> Lru<K, V> {
     pub fn new(capacity: usize) -> Self {
-        Lru { map: BTreeMap::new(), order: BTreeMap::new(), tick: 0, bytes: 0, capacity }
+        Lru { map: BTreeMap::new(), order: VecDeque::new(), tick: 0, bytes: 0, capacity }
     }
 
     pub fn get(&mut self, k: &K) -> Option<V> {
         let tick = self.tick + 1;
         let (v, _, t) = self.map.get_mut(k)?;
-        self.order.remove(t);
         *t = tick;
+        let v = v.clone();
         self.tick = tick;
-        self.order.insert(tick, k.clone());
-        Some(v.clone())
+        self.used(tick, k.clone());
+        Some(v)
+    }
+
+    /// `k` used at `tick`.
+    fn used(&mut self, tick: u64, k: K) {
+        self.order.push_back((tick, k));
+        if self.order.len() > 2 * self.map.len() + 16 {
+            let map = &self.map;
+            self.order.retain(|(t, k)| map.get(k).is_some_and(|e| e.2 == *t));
+        }
     }
 
     /// Insert, evicting the least recently used entries; an entry larger than the whole
@@ -32,14 +43,16 @@ impl<K: Ord + Clone, V: Clone> Lru<K, V> {
             return;
         }
         while self.bytes + size > self.capacity {
-            let Some((_, old)) = self.order.pop_first() else { break };
-            if let Some((_, s, _)) = self.map.remove(&old) {
-                self.bytes -= s;
+            let Some((t, old)) = self.order.pop_front() else { break };
+            if self.map.get(&old).is_some_and(|e| e.2 == t) {
+                if let Some((_, s, _)) = self.map.remove(&old) {
+                    self.bytes -= s;
+                }
             }
         }
         self.tick += 1;
-        self.order.insert(self.tick, k.clone());
-        self.map.insert(k, (v, size, self.tick));
+        self.map.insert(k.clone(), (v, size, self.tick));
+        self.used(self.tick, k);
         self.bytes += size;
     }
 
@@ -56,8 +69,7 @@ impl<K: Ord + Clone, V: Clone> Lru<K, V> {
     }
 
     pub fn remove(&mut self, k: &K) {
-        if let Some((_, s, t)) = self.map.remove(k) {
-            self.order.remove(&t);
+        if let Some((_, s, _)) = self.map.remove(k) {
             self.bytes -= s;
         }
     }
@@ -93,5 +105,23 @@ mod tests {
         assert_eq!(c.find_below(&0, &2, |_, _| true), Some((1, 'a')));
         assert_eq!(c.find_below(&0, &9, |_, v| *v == 'a'), Some((1, 'a')), "skips keys that do not qualify");
         assert_eq!(c.find_below(&2, &2, |_, _| true), None);
+    }
+
+    #[test]
+    fn uses_in_between_keep_the_order_bounded_and_right() {
+        let mut c = Lru::new(30);
+        for k in 0..3 {
+            c.put(k, k, 10);
+        }
+        for _ in 0..1000 {
+            assert_eq!(c.get(&0), Some(0));
+            assert_eq!(c.get(&2), Some(2));
+        }
+        assert!(c.order.len() <= 2 * c.len() + 16, "{}", c.order.len());
+        c.put(3, 3, 10); // evicts 1: used least recently
+        assert_eq!((c.get(&1), c.get(&0), c.get(&2), c.get(&3)), (None, Some(0), Some(2), Some(3)));
+        c.remove(&0);
+        c.put(4, 4, 20); // evicts 2 (0 is gone): 3 and 4 remain
+        assert_eq!((c.get(&2), c.get(&3), c.get(&4), c.bytes()), (None, Some(3), Some(4), 30));
     }
 }

@@ -2,8 +2,8 @@
 //! start highest priority first (then in arrival order). Browsers fail thousands of concurrent
 //! fetches, and their own queue is first come, first served: a viewer's visible tiles should
 //! not wait behind tiles that scrolled away.
-use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
+use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::cmp::Reverse;
 use core::future::poll_fn;
@@ -18,7 +18,35 @@ enum Ticket {
     Expired,
 }
 
-type Queue = BTreeMap<(Reverse<i64>, u64), Rc<RefCell<Ticket>>>;
+type Key = (Reverse<i64>, u64);
+
+/// Waiting requests by (priority, arrival), kept sorted with the next one last (a vector: a
+/// `BTreeMap` instance costs more module than this queue ever costs time).
+#[derive(Default)]
+struct Queue(Vec<(Key, Rc<RefCell<Ticket>>)>);
+
+impl Queue {
+    fn insert(&mut self, key: Key, t: Rc<RefCell<Ticket>>) {
+        let at = self.0.partition_point(|(k, _)| *k > key);
+        self.0.insert(at, (key, t));
+    }
+    fn remove(&mut self, key: &Key) -> Option<Rc<RefCell<Ticket>>> {
+        let at = self.0.partition_point(|(k, _)| k > key);
+        self.0.get(at).is_some_and(|(k, _)| k == key).then(|| self.0.remove(at).1)
+    }
+    fn pop_first(&mut self) -> Option<(Key, Rc<RefCell<Ticket>>)> {
+        self.0.pop()
+    }
+    fn retain(&mut self, mut keep: impl FnMut(&Key, &Rc<RefCell<Ticket>>) -> bool) {
+        self.0.retain(|(k, t)| keep(k, t));
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 pub struct Limiter {
     max: Cell<usize>,
@@ -67,7 +95,7 @@ impl Limiter {
         Limiter {
             max: Cell::new(max.max(1)),
             inflight: Cell::new(0),
-            queue: RefCell::new(BTreeMap::new()),
+            queue: RefCell::new(Queue::default()),
             seq: Cell::new(0),
             progress: Cell::new(None),
         }
