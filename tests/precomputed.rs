@@ -3,6 +3,7 @@
 //! in-memory HTTP client, and compared with what tensorstore read back.
 mod common;
 
+use common::Patch;
 use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::codec::external::linked;
@@ -36,22 +37,13 @@ fn supported(_encoding: &str) -> bool {
 
 const BASE: &str = "mem://fixtures";
 
-type Patch = Box<dyn Fn(&str, Vec<u8>) -> Vec<u8>>;
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The fixtures as a static server, each file through `patch` (given its path after `BASE`).
+/// The fixtures as a static server, each file through `patch`.
 fn files(patch: Option<Patch>) -> ObjectServer {
-    ObjectServer::with_source(move |url| {
-        let rel = url.strip_prefix(BASE)?;
-        let body = std::fs::read(root().join(rel.trim_start_matches('/'))).ok()?;
-        Some(match &patch {
-            Some(p) => p(rel, body),
-            None => body,
-        })
-    })
+    common::fixture_files(BASE, patch)
 }
 
 struct Case {

@@ -9,6 +9,7 @@ use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
+use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::transport::{HttpClient, Method, Request, Response};
 
 pub struct Case {
@@ -486,6 +487,23 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
         }
     }
     Ok(())
+}
+
+/// A change to a fixture file's bytes, given its path after the base URL.
+pub type Patch = Box<dyn Fn(&str, Vec<u8>) -> Vec<u8>>;
+
+/// `tests/fixtures` served from `base` by the in-memory object server, each file through
+/// `patch` when there is one.
+pub fn fixture_files(base: &'static str, patch: Option<Patch>) -> ObjectServer {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    ObjectServer::with_source(move |url| {
+        let rel = url.strip_prefix(base)?;
+        let body = std::fs::read(root.join(rel.trim_start_matches('/'))).ok()?;
+        Some(match &patch {
+            Some(p) => p(rel, body),
+            None => body,
+        })
+    })
 }
 
 /// What a static file server answers for `body` (`None`: no such file): 404; HEAD with the
