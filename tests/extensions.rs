@@ -6,29 +6,18 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_region, Array};
-use shardfetch::core::transport::{HttpClient, Request, Response};
+use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::{ErrorCode, Result};
-use std::collections::BTreeMap;
 
-struct Mem(BTreeMap<String, Vec<u8>>);
-
-impl HttpClient for Mem {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        Ok(match self.0.get(req.url) {
-            Some(b) => Response { status: 200, content_length: Some(b.len() as u64), body: b.clone(), ..Default::default() },
-            None => Response { status: 404, ..Default::default() },
-        })
-    }
-}
-
-fn array(dtype: &str, fill: &str, codecs: &str, chunk: Vec<u8>) -> (Mem, Result<Array>) {
+fn array(dtype: &str, fill: &str, codecs: &str, chunk: Vec<u8>) -> (ObjectServer, Result<Array>) {
     let meta = format!(
         r#"{{"zarr_format":3,"node_type":"array","shape":[6],"data_type":"{dtype}","fill_value":{fill},
             "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[4]}}}},
             "chunk_key_encoding":{{"name":"default"}},"codecs":{codecs}}}"#
     );
-    let files = [("mem://x/zarr.json".to_string(), meta.into_bytes()), ("mem://x/c/0".to_string(), chunk)];
-    let c = Mem(files.into_iter().collect());
+    let c = ObjectServer::new();
+    c.put("mem://x/zarr.json", meta);
+    c.put("mem://x/c/0", chunk);
     let a = match block_on(open(&c, "mem://x", OpenOptions::default())) {
         Ok(Opened::Array(a)) => Ok(*a),
         Ok(Opened::Group(_)) => panic!("a group"),

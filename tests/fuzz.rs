@@ -14,7 +14,7 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region};
-use shardfetch::core::transport::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::Result;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,41 +24,8 @@ fn root() -> PathBuf {
 }
 
 /// Files served from memory under `mem://f/`, with byte ranges.
-struct Mem(BTreeMap<String, Vec<u8>>);
-
-impl HttpClient for Mem {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        let key = req.url.strip_prefix("mem://f/").unwrap_or(req.url);
-        let Some(body) = self.0.get(key) else { return Ok(Response { status: 404, ..Default::default() }) };
-        let n = body.len() as u64;
-        if req.method == Method::Head {
-            return Ok(Response { status: 200, content_length: Some(n), ..Default::default() });
-        }
-        let Some(r) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
-            return Ok(Response { status: 200, content_length: Some(n), body: body.clone(), ..Default::default() });
-        };
-        let (a, b) = r.split_once('-').unwrap();
-        let (start, end) = if a.is_empty() {
-            let k: u64 = b.parse().unwrap();
-            if k == 0 || n == 0 {
-                return Ok(Response { status: 416, ..Default::default() });
-            }
-            (n.saturating_sub(k), n)
-        } else {
-            let a: u64 = a.parse().unwrap();
-            if a >= n {
-                return Ok(Response { status: 416, ..Default::default() });
-            }
-            (a, b.parse::<u64>().unwrap().saturating_add(1).min(n))
-        };
-        Ok(Response {
-            retry_after: None,
-            status: 206,
-            content_range: Some(format!("bytes {start}-{}/{n}", end - 1)),
-            content_length: Some(end - start),
-            body: body[start as usize..end as usize].to_vec(),
-        })
-    }
+fn mem(files: BTreeMap<String, Vec<u8>>) -> ObjectServer {
+    ObjectServer::with_source(move |url| files.get(url.strip_prefix("mem://f/")?).cloned())
 }
 
 fn files(dir: &Path, rel: &str, out: &mut BTreeMap<String, Vec<u8>>) {
@@ -182,7 +149,7 @@ fn fuzz(half: u64) {
         let pool = if run % 5 == 0 || data.is_empty() { &meta } else { &data };
         let victim = pool[rng.below(pool.len())].clone();
         mutate(store.get_mut(&victim).unwrap(), &mut rng);
-        let c = Mem(store);
+        let c = mem(store);
         let what = format!("run {run} ({} with {victim} damaged, seed {seed:#x})", case.name);
         let mut note = |r: Result<()>| match r {
             Ok(()) => ok += 1,

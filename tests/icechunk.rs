@@ -4,15 +4,14 @@
 //! suites: `tests/native.rs`, `tests/web.rs`, Node and the browser.)
 mod common;
 
-use common::{check_case, parse_manifest, static_answer};
+use common::{check_case, parse_manifest};
 use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::open::{open, reopen, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::transport::{HttpClient, Request, Response};
+use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::{ErrorCode, Result};
-use std::cell::RefCell;
 use std::path::PathBuf;
 
 const BASE: &str = "mem://fixtures";
@@ -27,29 +26,30 @@ fn manifest() -> Value {
     serde_json::from_slice(&std::fs::read(root().join("manifest-icechunk.json")).unwrap()).unwrap()
 }
 
-/// The fixtures as a static server (and the bucket of the virtual chunks), logging each request.
-#[derive(Default)]
-struct Files {
-    log: RefCell<Vec<String>>,
-}
-
-impl HttpClient for Files {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        let rel = match (req.url.strip_prefix(BASE), req.url.strip_prefix(BUCKET)) {
-            (Some(r), _) => r.trim_start_matches('/').to_string(),
-            (_, Some(r)) => format!("data/icechunk/external/{r}"),
-            _ => return Ok(Response { status: 404, ..Default::default() }),
-        };
-        let range = req.range.clone().map(|r| format!(" {r}")).unwrap_or_default();
-        self.log.borrow_mut().push(format!("{}{range}", rel.trim_start_matches("data/icechunk/")));
-        Ok(static_answer(req.method, req.range.as_deref(), std::fs::read(root().join(&rel)).ok().as_deref()))
+/// A fixture's path under `tests/fixtures` from its URL: under `BASE`, or in the bucket.
+fn fixture(url: &str) -> Option<String> {
+    match (url.strip_prefix(BASE), url.strip_prefix(BUCKET)) {
+        (Some(r), _) => Some(r.trim_start_matches('/').to_string()),
+        (_, Some(r)) => Some(format!("data/icechunk/external/{r}")),
+        _ => None,
     }
 }
 
-impl Files {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.log.borrow_mut())
-    }
+/// The fixtures as a static server (and the bucket of the virtual chunks).
+fn server() -> ObjectServer {
+    ObjectServer::with_source(|url| std::fs::read(root().join(fixture(url)?)).ok())
+}
+
+/// The requests since the last take, each as its path under `data/icechunk/` (a URL outside
+/// the fixtures as it is) and its range.
+fn take(c: &ObjectServer) -> Vec<String> {
+    let log = c.log().into_iter().map(|l| {
+        let path = fixture(&l.url).map_or(l.url, |p| p.trim_start_matches("data/icechunk/").to_string());
+        format!("{path}{}", l.range.map(|r| format!(" {r}")).unwrap_or_default())
+    });
+    let log = log.collect();
+    c.reset();
+    log
 }
 
 /// Open options of a repository's node at `path`, at `version` (`("tag", "v1")`; none: `main`).
@@ -58,7 +58,7 @@ fn options(path: &str, version: Option<(&str, &str)>) -> OpenOptions {
     OpenOptions { store: Some("icechunk".into()), path: path.into(), store_settings, ..OpenOptions::default() }
 }
 
-fn array(c: &Files, url: &str, o: OpenOptions) -> Result<Array> {
+fn array(c: &ObjectServer, url: &str, o: OpenOptions) -> Result<Array> {
     match block_on(open(c, url, o))? {
         Opened::Array(a) => Ok(*a),
         Opened::Group(_) => panic!("{url}: a group"),
@@ -75,34 +75,34 @@ fn is_file(entry: &str, dir: &str) -> bool {
 
 #[test]
 fn the_repo_file_the_snapshot_one_manifest_then_chunks() {
-    let c = Files::default();
+    let c = server();
     let a = array(&c, &repo("v2.icechunk"), options("raw", None)).unwrap();
-    let log = c.take();
+    let log = take(&c);
     assert_eq!(log.len(), 2, "{log:?}");
     assert_eq!(log[0], "v2.icechunk/repo");
     assert!(is_file(&log[1], "snapshots"), "{log:?}");
     // The first chunk: its manifest, then the chunk file (whole: one chunk per file).
     block_on(read_chunk(&a, &c, &[0, 0])).unwrap();
-    let log = c.take();
+    let log = take(&c);
     assert_eq!(log.len(), 2, "{log:?}");
     assert!(is_file(&log[0], "manifests") && log[1].starts_with("v2.icechunk/chunks/"), "{log:?}");
     // Every other chunk: its own file only; the missing chunk (2, 3): no request at all.
     block_on(read_chunk(&a, &c, &[1, 1])).unwrap();
-    assert_eq!(c.take().len(), 1);
+    assert_eq!(take(&c).len(), 1);
     block_on(read_chunk(&a, &c, &[2, 3])).unwrap();
-    assert_eq!(c.take(), Vec::<String>::new());
+    assert_eq!(take(&c), Vec::<String>::new());
 }
 
 #[test]
 fn a_shards_chunks_wanted_together_are_one_request() {
-    let c = Files::default();
+    let c = server();
     let a = array(&c, &repo("v2.icechunk"), options("sharded", Some(("branch", "main")))).unwrap();
-    c.take();
+    take(&c);
     // Shard (0, 0) holds 4x3 inner chunks of 8x8: its index (a small shard comes whole with
     // it), then at most one merged range of its chunk file.
     let sel = [Sel::Range(0, 32), Sel::Range(0, 24)];
     block_on(read_region(&a, &c, &sel)).unwrap();
-    let log = c.take();
+    let log = take(&c);
     assert!(is_file(&log[0], "manifests"), "{log:?}");
     assert!(log[1..].iter().all(|l| l.starts_with("v2.icechunk/chunks/") && l.contains("bytes=")), "{log:?}");
     assert!(log.len() <= 3, "manifest, shard index, one merged range: {log:?}");
@@ -110,19 +110,19 @@ fn a_shards_chunks_wanted_together_are_one_request() {
 
 #[test]
 fn inline_chunks_need_no_request() {
-    let c = Files::default();
+    let c = server();
     let a = array(&c, &repo("v2.icechunk"), options("small", None)).unwrap();
     block_on(read_chunk(&a, &c, &[0])).unwrap();
-    c.take();
+    take(&c);
     block_on(read_region(&a, &c, &[Sel::All])).unwrap();
-    assert_eq!(c.take(), Vec::<String>::new(), "inline chunks are in the manifest already read");
+    assert_eq!(take(&c), Vec::<String>::new(), "inline chunks are in the manifest already read");
 }
 
 #[test]
 fn spec_v1_refs_sit_at_fixed_paths() {
-    let c = Files::default();
+    let c = server();
     array(&c, &repo("v1.icechunk"), options("raw", Some(("tag", "v1")))).unwrap();
-    let log = c.take();
+    let log = take(&c);
     assert_eq!(
         log[..3],
         ["v1.icechunk/repo", "v1.icechunk/refs/tag.v1/ref.json", "v1.icechunk/refs/tag.v1/ref.json.deleted"]
@@ -135,7 +135,7 @@ fn spec_v1_refs_sit_at_fixed_paths() {
 
 #[test]
 fn unknown_refs_and_nodes_are_not_found() {
-    let c = Files::default();
+    let c = server();
     let e = array(&c, &repo("v2.icechunk"), options("raw", Some(("tag", "v9")))).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
     let e = array(&c, &repo("v2.icechunk"), options("nope", None)).err().unwrap();
@@ -149,7 +149,7 @@ fn unknown_refs_and_nodes_are_not_found() {
 fn pipeline_urls_open_branches_tags_and_snapshots() {
     let m = manifest();
     let first = m["snapshots"]["v2"]["first"].as_str().unwrap();
-    let c = Files::default();
+    let c = server();
     for url in [
         format!("{}|icechunk:raw", repo("v2.icechunk")),
         format!("{}|icechunk:@branch.main/raw|zarr3:", repo("v2.icechunk")),
@@ -168,38 +168,38 @@ fn pipeline_urls_open_branches_tags_and_snapshots() {
 
 #[test]
 fn groups_list_their_children_from_the_snapshot() {
-    let c = Files::default();
+    let c = server();
     let Opened::Group(g) = block_on(open(&c, &repo("v2.icechunk"), options("", None))).unwrap() else { panic!() };
     let mut names: Vec<_> = g.children.iter().map(|(n, a)| format!("{n}:{a}")).collect();
     names.sort();
     assert_eq!(names, ["group:false", "raw:true", "sharded:true", "small:true"]);
-    c.take();
+    take(&c);
     // A child through the group's layers: no request (the snapshot is read).
     let child = OpenOptions { stack: g.stack.clone(), ..options("group/sub/f8", None) };
     array(&c, &repo("v2.icechunk"), child).unwrap();
-    assert_eq!(c.take(), Vec::<String>::new());
+    assert_eq!(take(&c), Vec::<String>::new());
 }
 
 #[test]
 fn a_rebuilt_array_reads_the_same_snapshot() {
-    let c = Files::default();
+    let c = server();
     let a = array(&c, &repo("v2.icechunk"), options("raw", Some(("tag", "v1")))).unwrap();
     let state = a.state();
     let first = manifest()["snapshots"]["v2"]["first"].as_str().unwrap().to_string();
     assert!(state.contains(&first), "{state}");
     let b = reopen(&state, OpenOptions::default()).unwrap();
-    c.take();
+    take(&c);
     let x = block_on(read_chunk(&a, &c, &[0, 0])).unwrap();
     let y = block_on(read_chunk(&b, &c, &[0, 0])).unwrap();
     assert_eq!(x.bytes, y.bytes);
-    assert!(c.take().iter().all(|l| !l.ends_with("/repo")), "a rebuilt array does not read the branch again");
+    assert!(take(&c).iter().all(|l| !l.ends_with("/repo")), "a rebuilt array does not read the branch again");
 }
 
 #[test]
 fn virtual_chunks_in_a_container_read_others_are_refused() {
     let m = manifest();
     let v = &m["virtual"];
-    let c = Files::default();
+    let c = server();
     let mut all: Vec<Value> = v["cases"].as_array().unwrap().clone();
     // Spec v1: the container is declared in config.yaml.
     all.push(m["virtual_v1"].clone());
@@ -208,7 +208,7 @@ fn virtual_chunks_in_a_container_read_others_are_refused() {
             parse_manifest(serde_json::to_string(&serde_json::json!({ "cases": [case] })).unwrap().as_bytes());
         block_on(check_case(&c, BASE, &cases[0])).unwrap();
     }
-    assert!(c.take().iter().any(|l| l.starts_with("external/virtual.bin bytes=")));
+    assert!(take(&c).iter().any(|l| l.starts_with("external/virtual.bin bytes=")));
     let a = array(&c, &repo("virtual.icechunk"), options("refused", None)).unwrap();
     let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::UnsupportedFormat);
@@ -217,7 +217,7 @@ fn virtual_chunks_in_a_container_read_others_are_refused() {
         "{}",
         e.message
     );
-    assert!(c.take().iter().all(|l| !l.contains("other-bucket")));
+    assert!(take(&c).iter().all(|l| !l.contains("other-bucket")));
 }
 
 #[test]
@@ -226,7 +226,7 @@ fn hostile_repositories_are_typed_errors() {
     for h in m["hostile"].as_array().unwrap() {
         let name = h["name"].as_str().unwrap();
         let url = format!("{BASE}/data/{}", h["path"].as_str().unwrap());
-        let c = Files::default();
+        let c = server();
         let got = array(&c, &url, options("a", None))
             .and_then(|a| block_on(read_region(&a, &c, &[Sel::All, Sel::All])).map(|_| ()));
         match h["code"].as_str() {
@@ -234,7 +234,7 @@ fn hostile_repositories_are_typed_errors() {
             Some(code) => {
                 let e = got.err().unwrap_or_else(|| panic!("{name}: read"));
                 assert_eq!(e.code.as_str(), code, "{name}: {}", e.message);
-                assert!(!c.take().iter().any(|l| l.contains("bytes=0-1099511627775")), "{name}: a terabyte asked for");
+                assert!(!take(&c).iter().any(|l| l.contains("bytes=0-1099511627775")), "{name}: a terabyte asked for");
             }
         }
     }
@@ -261,15 +261,8 @@ fn random_corruption_of_every_file_is_a_typed_error() {
             let mut b = orig.clone();
             let at = 39 + (k * 7919) % (b.len() - 39);
             b[at] ^= 1 << (k % 8);
-            struct One<'a>(&'a str, Vec<u8>);
-            impl HttpClient for One<'_> {
-                async fn send(&self, req: Request<'_>) -> Result<Response> {
-                    let rel = req.url.strip_prefix(BASE).unwrap().trim_start_matches('/');
-                    let body = if rel == self.0 { Some(self.1.clone()) } else { std::fs::read(root().join(rel)).ok() };
-                    Ok(static_answer(req.method, req.range.as_deref(), body.as_deref()))
-                }
-            }
-            let c = One(&rel, b);
+            let c = server();
+            c.put(&format!("{BASE}/{rel}"), b);
             let url = format!("{BASE}/data/icechunk/hostile/snapshot_cycle.icechunk");
             let got = match block_on(open(&c, &url, options("a", None))) {
                 Ok(Opened::Array(a)) => block_on(read_region(&a, &c, &[Sel::All, Sel::All])).map(|_| ()),

@@ -6,29 +6,16 @@ use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::transport::{HttpClient, Method, Request, Response};
-use shardfetch::core::{ErrorCode, Result};
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+use shardfetch::core::transport::memory::ObjectServer;
+use shardfetch::core::ErrorCode;
 
-/// Objects in memory; a log of the URLs asked for.
-#[derive(Default)]
-struct Mem {
-    files: BTreeMap<String, Vec<u8>>,
-    log: RefCell<Vec<String>>,
-}
-
-impl HttpClient for Mem {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        self.log.borrow_mut().push(req.url.to_string());
-        let Some(body) = self.files.get(req.url) else { return Ok(Response { status: 404, ..Default::default() }) };
-        let body = if req.method == Method::Head { Vec::new() } else { body.clone() };
-        Ok(Response { status: 200, content_length: Some(body.len() as u64), body, ..Default::default() })
+/// Objects in memory under `mem://x/`, every request logged.
+fn mem(files: &[(&str, Vec<u8>)]) -> ObjectServer {
+    let c = ObjectServer::new();
+    for (k, v) in files {
+        c.put(&format!("mem://x/{k}"), v.clone());
     }
-}
-
-fn mem(files: &[(&str, Vec<u8>)]) -> Mem {
-    Mem { files: files.iter().map(|(k, v)| (format!("mem://x/{k}"), v.clone())).collect(), ..Default::default() }
+    c
 }
 
 fn zarray(shape: &str, chunks: &str, compressor: &str) -> Vec<u8> {
@@ -38,7 +25,7 @@ fn zarray(shape: &str, chunks: &str, compressor: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-fn open_array(c: &Mem, options: OpenOptions) -> shardfetch::core::Result<Array> {
+fn open_array(c: &ObjectServer, options: OpenOptions) -> shardfetch::core::Result<Array> {
     match block_on(open(c, "mem://x", options))? {
         Opened::Array(a) => Ok(*a),
         Opened::Group(_) => panic!("a group"),
@@ -83,10 +70,10 @@ fn a_chunk_declared_above_the_limit_is_refused_before_its_request() {
     // 2 MiB chunks against a 1 MiB limit: the fill of an absent one, and a stored one.
     let c = mem(&[(".zarray", zarray("[4194304]", "[2097152]", r#"{"id":"zlib","level":1}"#)), ("0", vec![1, 2, 3])]);
     let a = open_array(&c, OpenOptions { max_decoded: 1 << 20, ..Default::default() }).unwrap();
-    c.log.borrow_mut().clear();
+    c.reset();
     too_large(block_on(read_chunk(&a, &c, &[1])), "maxDecodedBytes");
     too_large(block_on(read_chunk(&a, &c, &[0])), "maxDecodedBytes");
-    assert!(c.log.borrow().is_empty(), "no request for a chunk that cannot be held: {:?}", c.log.borrow());
+    assert!(c.log().is_empty(), "no request for a chunk that cannot be held: {:?}", c.log());
     // Chunks of 2^31 bytes do not even open (no buffer of that size is ever allocated).
     let c = mem(&[(".zarray", zarray("[4294967296]", "[2147483648]", "null"))]);
     assert_eq!(open_array(&c, OpenOptions::default()).err().unwrap().code, ErrorCode::TooLarge);

@@ -4,16 +4,18 @@
 //! sleep advances the clock), so budgets are exact and the tests take no wall time.
 mod common;
 
-use common::{all_cases, check_case, Case};
+use common::{all_cases, check_case, fixture_files, Case, Patch};
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array};
-use shardfetch::core::transport::{Config, HttpClient, Method, Request, Response, Retry};
+use shardfetch::core::transport::memory::{answered_range, span, Logged, ObjectServer, Serve};
+use shardfetch::core::transport::{Config, Request, Response, Retry};
 use shardfetch::core::{Error, ErrorCode, Result};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 const BASE: &str = "mem://fixtures";
 
@@ -39,34 +41,51 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// A file server over `tests/fixtures` answering Range like S3, with faults.
+/// Faults injected into a file server's answers by a seeded generator (the backoff's jitter
+/// draws from it too), and what was injected.
 #[derive(Default)]
-struct Faulty {
+struct Faults {
     /// Chance that a request meets a fault (transient mode).
     rate: f64,
     /// Every request of `data/` meets this fault (permanent mode).
     permanent: Option<Fault>,
-    /// Bytes flipped in the answers for objects whose path contains the key.
+    /// Bytes flipped in the objects whose path contains the key.
     corrupt: RefCell<Vec<(String, usize)>>,
-    /// Serves 200 with the whole object to ranged requests.
-    ignore_range: bool,
     seed: Cell<u64>,
-    clock: Cell<f64>,
-    requests: Cell<u64>,
-    bytes: Cell<u64>,
-    faults: RefCell<HashMap<Fault, u64>>,
+    injected: RefCell<HashMap<Fault, u64>>,
     /// Faults in a row per request, so that a transient fault never outlasts the attempts,
     /// and requests that already had a wrong range (the store refetches those only once).
     in_a_row: RefCell<HashMap<(String, Option<String>), (u32, bool)>>,
 }
 
-impl Faulty {
-    fn transient(rate: f64, seed: u64) -> Self {
-        Faulty { rate, seed: Cell::new(seed), ..Default::default() }
-    }
-    fn permanent(f: Fault) -> Self {
-        Faulty { permanent: Some(f), seed: Cell::new(1), ..Default::default() }
-    }
+/// A file server over `tests/fixtures` answering Range like S3, with `rate` transient faults.
+fn transient(rate: f64, seed: u64) -> (ObjectServer, Rc<Faults>) {
+    faulty(Faults { rate, seed: Cell::new(seed), ..Default::default() })
+}
+
+/// The same with `f` for every request of `data/`.
+fn permanent(f: Fault) -> (ObjectServer, Rc<Faults>) {
+    faulty(Faults { permanent: Some(f), seed: Cell::new(1), ..Default::default() })
+}
+
+fn faulty(faults: Faults) -> (ObjectServer, Rc<Faults>) {
+    let faults = Rc::new(faults);
+    let (corrupt, hook, jitter) = (faults.clone(), faults.clone(), faults.clone());
+    let patch: Patch = Box::new(move |rel, mut body| {
+        for (key, at) in corrupt.corrupt.borrow().iter() {
+            if rel.contains(key.as_str()) && *at < body.len() {
+                body[*at] ^= 0x5a;
+            }
+        }
+        body
+    });
+    let server = fixture_files(BASE, Some(patch))
+        .with_hook(move |s, req| Some(hook.answer(s, req)))
+        .with_random(move || jitter.next());
+    (server, faults)
+}
+
+impl Faults {
     fn next(&self) -> f64 {
         // xorshift64*: deterministic, so a failure reproduces.
         let mut x = self.seed.get();
@@ -77,7 +96,7 @@ impl Faulty {
         (x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
     }
     fn injected(&self) -> u64 {
-        self.faults.borrow().values().sum()
+        self.injected.borrow().values().sum()
     }
 
     fn fault_for(&self, req: &Request<'_>) -> Option<Fault> {
@@ -103,51 +122,11 @@ impl Faulty {
         Some(f)
     }
 
-    fn serve(&self, req: &Request<'_>) -> Response {
-        let rel = req.url.strip_prefix(BASE).unwrap_or("").trim_start_matches('/');
-        let Ok(mut body) = std::fs::read(root().join(rel)) else {
-            return Response { status: 404, ..Default::default() };
-        };
-        for (key, at) in self.corrupt.borrow().iter() {
-            if rel.contains(key.as_str()) && *at < body.len() {
-                body[*at] ^= 0x5a;
-            }
-        }
-        let size = body.len() as u64;
-        if req.method == Method::Head {
-            return Response { status: 200, content_length: Some(size), ..Default::default() };
-        }
-        let whole = Response { status: 200, content_length: Some(size), body: body.clone(), ..Default::default() };
-        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else { return whole };
-        if self.ignore_range {
-            return whole;
-        }
-        let (a, b) = spec.split_once('-').unwrap();
-        let (start, end) = if a.is_empty() {
-            (size.saturating_sub(b.parse().unwrap()), size)
-        } else {
-            let a: u64 = a.parse().unwrap();
-            if a >= size {
-                return Response { status: 416, ..Default::default() };
-            }
-            (a, (b.parse::<u64>().unwrap() + 1).min(size))
-        };
-        Response {
-            status: 206,
-            content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
-            content_length: Some(end - start),
-            body: body[start as usize..end as usize].to_vec(),
-            retry_after: None,
-        }
-    }
-}
-
-impl HttpClient for Faulty {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        self.requests.set(self.requests.get() + 1);
-        let fault = self.fault_for(&req);
+    /// The server's answer to `req`, or the fault it meets.
+    fn answer(&self, s: &ObjectServer, req: &Request<'_>) -> Result<Response> {
+        let fault = self.fault_for(req);
         if let Some(f) = fault {
-            *self.faults.borrow_mut().entry(f).or_default() += 1;
+            *self.injected.borrow_mut().entry(f).or_default() += 1;
         }
         let network = |what: &str| Err(Error::new(ErrorCode::Network, format!("{}: {what}", req.url)));
         let mut r = match fault {
@@ -158,10 +137,10 @@ impl HttpClient for Faulty {
             Some(Fault::Reset) => return network("connection reset"),
             Some(Fault::Stall) => {
                 let ms = req.stall_ms.expect("every request has a stall time");
-                self.clock.set(self.clock.get() + ms);
+                s.clock.set(s.clock.get() + ms);
                 return network(&format!("stalled: nothing for {ms} ms"));
             }
-            _ => self.serve(&req),
+            _ => s.answer(req),
         };
         match fault {
             Some(Fault::Truncated) if !r.body.is_empty() => {
@@ -169,14 +148,11 @@ impl HttpClient for Faulty {
                 r.body.truncate(n);
             }
             Some(Fault::WrongRange) if r.status == 206 => {
-                // Other bytes: one byte later, with a Content-Range saying so.
-                let (a, b, total) =
-                    shardfetch::core::transport::http::parse_content_range(r.content_range.as_deref().unwrap()).unwrap();
-                let total = total.unwrap();
-                if b + 1 < total {
-                    let mut full = self.serve(&Request { range: None, ..req.clone() });
-                    r.body = full.body.drain(a as usize + 1..b as usize + 2).collect();
-                    r.content_range = Some(format!("bytes {}-{}/{total}", a + 1, b + 1));
+                let (a, b, total) = answered_range(&r).unwrap();
+                if b + 1 < total.unwrap() {
+                    // Other bytes: one byte later, with a Content-Range saying so.
+                    let later = Some(format!("bytes={}-{}", a + 1, b + 1));
+                    r = s.answer(&Request { range: later, ..req.clone() });
                 } else {
                     r.body.pop();
                     r.content_length = None; // a short 206
@@ -184,18 +160,7 @@ impl HttpClient for Faulty {
             }
             _ => {}
         }
-        self.bytes.set(self.bytes.get() + r.body.len() as u64);
         Ok(r)
-    }
-    async fn sleep(&self, ms: f64) {
-        assert!(ms.is_finite() && ms >= 0.0, "sleep {ms}");
-        self.clock.set(self.clock.get() + ms);
-    }
-    fn now(&self) -> Option<f64> {
-        Some(self.clock.get())
-    }
-    fn random(&self) -> f64 {
-        self.next()
     }
 }
 
@@ -203,7 +168,7 @@ fn manifest() -> Vec<Case> {
     block_on(all_cases(|name| async move { std::fs::read(root().join(&name)).unwrap() })).0
 }
 
-fn open_array(c: &Faulty, path: &str, config: Config) -> Result<Array> {
+fn open_array(c: &ObjectServer, path: &str, config: Config) -> Result<Array> {
     match block_on(open(c, &format!("{BASE}/data/{path}"), OpenOptions { config, ..Default::default() }))? {
         Opened::Array(a) => Ok(*a),
         Opened::Group(_) => panic!("{path} is a group"),
@@ -214,32 +179,33 @@ fn open_array(c: &Faulty, path: &str, config: Config) -> Result<Array> {
 fn every_fixture_reads_through_20_percent_transient_faults() {
     let cases = manifest();
     assert!(cases.len() >= 30);
-    let c = Faulty::transient(0.2, 0x5eed);
+    let (c, injected) = transient(0.2, 0x5eed);
     let failures: Vec<String> = cases.iter().filter_map(|k| block_on(check_case(&c, BASE, k)).err()).collect();
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
-    let faults = c.faults.borrow().clone();
+    let faults = injected.injected.borrow().clone();
     for f in TRANSIENT {
         assert!(faults.get(&f).copied().unwrap_or(0) >= 5, "too few {f:?} injected: {faults:?}");
     }
-    let share = c.injected() as f64 / c.requests.get() as f64;
-    assert!(share > 0.1, "{} faults in {} requests", c.injected(), c.requests.get());
+    let share = injected.injected() as f64 / c.requests() as f64;
+    assert!(share > 0.1, "{} faults in {} requests", injected.injected(), c.requests());
 }
 
 #[test]
 fn fixtures_read_under_faults_from_a_server_that_ignores_range() {
     let cases: Vec<Case> = manifest().into_iter().filter(|k| k.shard_shape.is_some()).collect();
-    let c = Faulty { ignore_range: true, ..Faulty::transient(0.2, 7) };
+    let (c, injected) = transient(0.2, 7);
+    c.serve.set(Serve::IgnoreRange);
     for k in &cases {
         block_on(check_case(&c, BASE, k)).unwrap();
     }
-    assert!(c.injected() > 10);
+    assert!(injected.injected() > 10);
 }
 
 #[test]
 fn retries_are_counted_and_the_data_is_the_writers() {
-    let c = Faulty::transient(0.3, 42);
+    let (c, injected) = transient(0.3, 42);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let clean = Faulty::transient(0.0, 1);
+    let (clean, _) = transient(0.0, 1);
     let b = open_array(&clean, "zp/shard_gzip_end", Config::default()).unwrap();
     for x in 0..4 {
         for y in 0..4 {
@@ -249,16 +215,16 @@ fn retries_are_counted_and_the_data_is_the_writers() {
         }
     }
     assert!(a.stats().store.retries > 0);
-    assert_eq!(a.stats().store.retries, c.injected(), "one retry per fault");
+    assert_eq!(a.stats().store.retries, injected.injected(), "one retry per fault");
 }
 
 /// Every permanent fault ends in a typed error, within the attempts and the time budget.
 #[test]
 fn permanent_faults_are_typed_errors_within_the_budget() {
     let retry = Retry { attempts: 6, base_ms: 100.0, max_ms: 2_000.0, stall_ms: 3_000.0, budget_ms: 10_000.0 };
-    let good = Faulty::transient(0.0, 1);
+    let (good, _) = transient(0.0, 1);
     for fault in TRANSIENT {
-        let c = Faulty::permanent(fault);
+        let (c, _) = permanent(fault);
         let config = Config { retry, ..Config::default() };
         // At open: the metadata read.
         let opened = open_array(&c, "zp/shard_gzip_end", config.clone());
@@ -275,13 +241,13 @@ fn permanent_faults_are_typed_errors_within_the_budget() {
             assert_eq!(e.code, code, "{fault:?}: {e}");
             assert!(e.message.contains("zarr.json"), "names the URL: {e}");
         }
-        let tries = c.requests.get();
+        let tries = c.requests();
         assert!(fault == Fault::WrongRange || (2..=6).contains(&tries), "{fault:?}: {tries} tries at open");
         let last_start = c.clock.get() - if fault == Fault::Stall { retry.stall_ms } else { 0.0 };
         assert!(last_start <= retry.budget_ms, "{fault:?}: the last try began at {last_start} ms");
         // At a read: the index and the chunk.
         c.clock.set(0.0);
-        c.requests.set(0);
+        c.reset();
         let a = open_array(&good, "zp/shard_gzip_end", config).unwrap();
         let e = block_on(read_chunk(&a, &c, &[0, 0])).unwrap_err();
         let code = if fault == Fault::Truncated { ErrorCode::Network } else { code };
@@ -294,21 +260,21 @@ fn permanent_faults_are_typed_errors_within_the_budget() {
 #[test]
 fn a_silent_server_is_given_up_by_the_budget() {
     let retry = Retry { attempts: 100, base_ms: 200.0, max_ms: 5_000.0, stall_ms: 10_000.0, budget_ms: 30_000.0 };
-    let c = Faulty::permanent(Fault::Stall);
+    let (c, _) = permanent(Fault::Stall);
     let e = open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
     assert_eq!(e.code, ErrorCode::Network, "{e}");
     assert!(e.message.contains("stalled"), "says why: {e}");
     // Tries start every ~10 s (the stall) plus backoff: four fit in 30 s; none starts later.
-    assert!((3..=4).contains(&c.requests.get()), "{} tries", c.requests.get());
+    assert!((3..=4).contains(&c.requests()), "{} tries", c.requests());
     assert!(c.clock.get() <= 30_000.0 + 10_000.0, "settled at {} ms", c.clock.get());
 }
 
 #[test]
 fn retry_after_is_a_floor_on_the_backoff() {
     let retry = Retry { attempts: 3, base_ms: 1.0, max_ms: 1.0, stall_ms: 1_000.0, budget_ms: 60_000.0 };
-    let c = Faulty::permanent(Fault::SlowDown);
+    let (c, _) = permanent(Fault::SlowDown);
     open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
-    assert_eq!(c.requests.get(), 3);
+    assert_eq!(c.requests(), 3);
     assert_eq!(c.clock.get(), 2_000.0, "two waits of Retry-After: 1");
 }
 
@@ -316,61 +282,55 @@ fn retry_after_is_a_floor_on_the_backoff() {
 fn retry_false_is_one_try() {
     let retry = Retry { attempts: 1, ..Retry::default() };
     for fault in [Fault::SlowDown, Fault::Reset, Fault::Truncated] {
-        let c = Faulty::permanent(fault);
+        let (c, _) = permanent(fault);
         open_array(&c, "zp/shard_gzip_end", Config { retry, ..Config::default() }).err().unwrap();
-        assert_eq!(c.requests.get(), 1, "{fault:?}");
+        assert_eq!(c.requests(), 1, "{fault:?}");
     }
 }
 
 #[test]
 fn client_errors_are_not_retried() {
-    let c = Faulty::transient(0.0, 1);
+    let (c, _) = transient(0.0, 1);
     let e = open_array(&c, "zp/no_such_array", Config::default()).err().unwrap();
     assert_eq!(e.code, ErrorCode::NotFound, "{e}");
-    let asked = c.requests.get();
-    struct Forbidden(Cell<u64>);
-    impl HttpClient for Forbidden {
-        async fn send(&self, _: Request<'_>) -> Result<Response> {
-            self.0.set(self.0.get() + 1);
-            Ok(Response { status: 403, ..Default::default() })
-        }
-    }
-    let f = Forbidden(Cell::new(0));
+    let asked = c.requests();
+    // Nothing there, and 403 for it.
+    let f = ObjectServer::new().serving(Serve::Forbid403);
     let e = block_on(open(&f, "mem://x/a", OpenOptions::default())).err().unwrap();
     assert_eq!(e.code, ErrorCode::HttpError, "{e}");
-    assert_eq!(f.0.get(), 1, "a 403 is not retried");
+    assert_eq!(f.requests(), 1, "a 403 is not retried");
     // zarr.json, .zmetadata, .zarray, info, .zgroup.
     assert!(asked <= 5, "one request per metadata name, none repeated: {asked}");
 }
 
 #[test]
 fn a_wrong_range_is_asked_again_once_then_an_error() {
-    let c = Faulty::transient(0.0, 1);
+    let (c, _) = transient(0.0, 1);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     block_on(read_chunk(&a, &c, &[0, 0])).unwrap(); // the index
-    let c = Faulty::permanent(Fault::WrongRange);
+    let (c, _) = permanent(Fault::WrongRange);
     let e = block_on(read_chunk(&a, &c, &[0, 2])).unwrap_err();
     assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
     assert!(e.message.contains("twice"), "{e}");
-    assert_eq!(c.requests.get(), 2, "asked twice, then an error — never data");
+    assert_eq!(c.requests(), 2, "asked twice, then an error — never data");
 }
 
 #[test]
 fn checksum_mismatches_are_reported_not_retried_and_forgotten_when_healed() {
     let path = "zp/shard_gzip_end";
-    let good = Faulty::transient(0.0, 1);
+    let (good, _) = transient(0.0, 1);
     let a = open_array(&good, path, Config::default()).unwrap();
     let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
     // A server sending one wrong byte in each shard's index (its last bytes).
-    let bad = Faulty::transient(0.0, 1);
+    let (bad, faults) = transient(0.0, 1);
     let a = open_array(&bad, path, Config::default()).unwrap();
     let size = std::fs::metadata(root().join("data").join(path).join("c/0/0")).unwrap().len() as usize;
-    bad.corrupt.borrow_mut().push(("/c/".into(), size - 6));
+    faults.corrupt.borrow_mut().push(("/c/".into(), size - 6));
     let e = block_on(read_chunk(&a, &bad, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::ChecksumMismatch, "{e}");
     assert_eq!(a.stats().store.retries, 0);
     // Healed: the same array reads the writer's values (nothing wrong was kept).
-    bad.corrupt.borrow_mut().clear();
+    faults.corrupt.borrow_mut().clear();
     let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
     assert_eq!(got.bytes, want.bytes);
 }
@@ -378,16 +338,17 @@ fn checksum_mismatches_are_reported_not_retried_and_forgotten_when_healed() {
 #[test]
 fn wrong_bytes_in_a_chunk_are_forgotten_when_healed() {
     let path = "zp/shard_gzip_end";
-    let good = Faulty::transient(0.0, 1);
+    let (good, _) = transient(0.0, 1);
     let a = open_array(&good, path, Config::default()).unwrap();
     let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
-    let bad = Faulty { ignore_range: true, ..Faulty::transient(0.0, 1) };
+    let (bad, faults) = transient(0.0, 1);
+    bad.serve.set(Serve::IgnoreRange);
     let a = open_array(&bad, path, Config::default()).unwrap();
     // Wrong bytes in one object, downloaded whole (the server ignores Range) and cached.
-    bad.corrupt.borrow_mut().extend((0..64).map(|i| ("/c/0/0".to_string(), 20 + i)));
+    faults.corrupt.borrow_mut().extend((0..64).map(|i| ("/c/0/0".to_string(), 20 + i)));
     let e = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).map(|r| r.bytes == want.bytes);
     assert!(e.is_err(), "wrong bytes are an error, never data: {:?}", e.map(|_| "data"));
-    bad.corrupt.borrow_mut().clear();
+    faults.corrupt.borrow_mut().clear();
     let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
     assert!(got.bytes == want.bytes, "a whole object with wrong bytes is not served from the cache");
 }
@@ -395,11 +356,11 @@ fn wrong_bytes_in_a_chunk_are_forgotten_when_healed() {
 #[test]
 fn a_corrupt_index_entry_fails_its_chunk_only() {
     let path = "ts/shard_start_nocrc"; // 4×4 inner chunks per shard, the index first, no checksum
-    let good = Faulty::transient(0.0, 1);
+    let (good, _) = transient(0.0, 1);
     let a = open_array(&good, path, Config::default()).unwrap();
-    let bad = Faulty::transient(0.0, 1);
+    let (bad, faults) = transient(0.0, 1);
     // The first entry's offset, byte 5: 2^40 bytes further, far past the object's end.
-    bad.corrupt.borrow_mut().push(("/c/0/0".into(), 5));
+    faults.corrupt.borrow_mut().push(("/c/0/0".into(), 5));
     let b = open_array(&bad, path, Config::default()).unwrap();
     let e = block_on(read_chunk(&b, &bad, &[0, 0])).unwrap_err();
     assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
@@ -411,10 +372,20 @@ fn a_corrupt_index_entry_fails_its_chunk_only() {
 }
 
 /// A server that ignores Range, over one synthetic array: `SHARDS` shards of `SHARD` bytes
-/// (uint8, raw inner chunks of `INNER` bytes, the index at the end), made on the fly.
-struct Ignorer {
-    requests: Cell<u64>,
-    bytes: Cell<u64>,
+/// (uint8, raw inner chunks of `INNER` bytes, the index at the end), made on the fly; each
+/// request waits a turn of the executor, so that concurrent reads overlap.
+fn ignorer() -> ObjectServer {
+    let s = ObjectServer::with_source(|url| {
+        let key = url.strip_prefix("mem://big/a/")?;
+        if key == "zarr.json" {
+            return Some(big_zarr_json());
+        }
+        let shard = key.strip_prefix("c/")?.parse::<u64>().ok().filter(|&s| s < SHARDS)?;
+        Some(big_shards()[shard as usize].clone())
+    })
+    .serving(Serve::IgnoreRange);
+    s.yields.set(1);
+    s
 }
 
 const SHARD: u64 = 8 << 20;
@@ -443,43 +414,16 @@ fn big_shards() -> &'static [Vec<u8>] {
     })
 }
 
-impl HttpClient for Ignorer {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        YieldOnce(false).await;
-        self.requests.set(self.requests.get() + 1);
-        let key = req.url.strip_prefix("mem://big/a/").unwrap();
-        let body = if key == "zarr.json" {
-            format!(
-                r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
+fn big_zarr_json() -> Vec<u8> {
+    format!(
+        r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
                 "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[{SHARD}]}}}},
                 "chunk_key_encoding":{{"name":"default"}},"fill_value":0,
                 "codecs":[{{"name":"sharding_indexed","configuration":{{"chunk_shape":[{INNER}],
                 "codecs":[{{"name":"bytes"}}],"index_codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}]}}}}]}}"#,
-                SHARD * SHARDS
-            )
-            .into_bytes()
-        } else if let Some(s) = key.strip_prefix("c/").and_then(|s| s.parse::<u64>().ok()).filter(|&s| s < SHARDS) {
-            big_shards()[s as usize].clone()
-        } else {
-            return Ok(Response { status: 404, ..Default::default() });
-        };
-        self.bytes.set(self.bytes.get() + body.len() as u64);
-        Ok(Response { status: 200, content_length: Some(body.len() as u64), body, ..Default::default() })
-    }
-}
-
-/// Pending once, so that concurrent reads really overlap.
-struct YieldOnce(bool);
-impl std::future::Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
-        if self.0 {
-            return std::task::Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        std::task::Poll::Pending
-    }
+        SHARD * SHARDS
+    )
+    .into_bytes()
 }
 
 /// Issue 14: with objects far larger than `cacheBytes`, every chunk used to download its whole
@@ -509,7 +453,7 @@ fn a_server_that_ignores_range_sends_each_shard_once_with_a_cache_of_the_whole_a
 fn reads_each_shard_once(config: Config) {
     let total = SHARD * SHARDS;
     let index = SHARD / INNER * 16;
-    let open_big = |c: &Ignorer| match block_on(open(
+    let open_big = |c: &ObjectServer| match block_on(open(
         c,
         "mem://big/a",
         OpenOptions { config: config.clone(), ..Default::default() },
@@ -519,17 +463,17 @@ fn reads_each_shard_once(config: Config) {
     };
     let cache = config.cache_bytes;
     // 1. One region per shard (all of it but its last chunk: ranged reads), one after another.
-    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let c = ignorer();
     let a = open_big(&c);
     for s in 0..SHARDS {
         let r = block_on(read_region(&a, &c, &[Sel::Range(s * SHARD, (s + 1) * SHARD - INNER)])).unwrap();
         assert!(r.bytes.iter().enumerate().step_by(4093).all(|(i, &v)| v == value(s * SHARD + i as u64)));
     }
     assert!(a.range_ignored());
-    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard (cache {cache})");
-    assert!(c.bytes.get() <= total + total / 10, "{} bytes moved for {total} (cache {cache})", c.bytes.get());
+    assert_eq!(c.requests() as u64, 1 + SHARDS, "one download per shard (cache {cache})");
+    assert!(c.sent() <= total + total / 10, "{} bytes moved for {total} (cache {cache})", c.sent());
     // 2. Every chunk at once, each its own read (a viewer's getChunk calls).
-    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let c = ignorer();
     let a = open_big(&c);
     let coords: Vec<[u64; 1]> = (0..total / INNER).map(|k| [k]).collect();
     let reads = coords.iter().map(|k| read_chunk(&a, &c, k));
@@ -538,17 +482,17 @@ fn reads_each_shard_once(config: Config) {
         let got = got.unwrap();
         assert_eq!(got.bytes[7], value(k as u64 * INNER + 7));
     }
-    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard (cache {cache})");
-    assert_eq!(c.bytes.get() - c.bytes.get() % (SHARD + index), SHARDS * (SHARD + index));
+    assert_eq!(c.requests() as u64, 1 + SHARDS, "one download per shard (cache {cache})");
+    assert_eq!(c.sent() - c.sent() % (SHARD + index), SHARDS * (SHARD + index));
     // 3. Every chunk as its own read, one after another (a reader that awaits each): the last
     // whole object is kept whatever the cache, so each shard still crosses the wire once.
-    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let c = ignorer();
     let a = open_big(&c);
     for k in 0..total / INNER {
         let got = block_on(read_chunk(&a, &c, &[k])).unwrap();
         assert_eq!(got.bytes[9], value(k * INNER + 9));
     }
-    assert_eq!(c.requests.get(), 1 + SHARDS, "one download per shard, reads one at a time (cache {cache})");
+    assert_eq!(c.requests() as u64, 1 + SHARDS, "one download per shard, reads one at a time (cache {cache})");
 }
 
 /// A server that ignores Range answers a small ranged read with the whole object: above
@@ -556,7 +500,7 @@ fn reads_each_shard_once(config: Config) {
 /// used to be able to exhaust wasm32's memory).
 #[test]
 fn a_whole_object_answer_above_the_limit_is_too_large() {
-    let c = Ignorer { requests: Cell::new(0), bytes: Cell::new(0) };
+    let c = ignorer();
     let config = Config { max_body: 4 << 20, merge_max: 1 << 20, ..Config::default() };
     let a = match block_on(open(&c, "mem://big/a", OpenOptions { config, ..Default::default() })) {
         Ok(Opened::Array(a)) => *a,
@@ -570,87 +514,71 @@ fn a_whole_object_answer_above_the_limit_is_too_large() {
 /// A hostile server over one synthetic shard (64 raw inner chunks of `INNER` bytes, index at
 /// the end): the index entries point anywhere up to 1 PiB with lengths up to 1 TiB, the object
 /// claims 2 PiB, and every ranged request is answered with as many bytes as it asks for (and
-/// `extra` more), its `Content-Range` naming them. Records what was asked and what was in flight.
-#[derive(Default)]
-struct Hostile {
-    extra: u64,
-    requests: Cell<u64>,
-    bytes: Cell<u64>,
-    largest_ask: Cell<u64>,
-    in_flight: Cell<u64>,
-    peak_in_flight: Cell<u64>,
+/// `extra` more), its `Content-Range` naming them but not the object's size; no answer has a
+/// `Content-Length`. Each request waits two turns of the executor, so that reads overlap (the
+/// server records the most bytes asked at once); the count is of the bytes of those answers.
+fn hostile(extra: u64) -> (ObjectServer, Rc<Cell<u64>>) {
+    let bytes = Rc::new(Cell::new(0));
+    let moved = bytes.clone();
+    let s = ObjectServer::new().with_hook(move |s, req| {
+        if !req.url.ends_with("zarr.json") && req.range.is_none() {
+            // The whole shard, when every chunk of it is wanted: refused, so ranges follow.
+            return Some(Ok(Response { status: 403, ..Default::default() }));
+        }
+        let mut r = s.answer(req);
+        r.content_length = None;
+        if let (Some(_), Some((a, b, _))) = (req.range.as_deref().and_then(span), answered_range(&r)) {
+            r.content_range = Some(format!("bytes {a}-{b}/*"));
+            r.body.resize(r.body.len() + extra as usize, 7);
+            moved.set(moved.get() + r.body.len() as u64);
+        }
+        Some(Ok(r))
+    });
+    s.put("mem://hostile/a/zarr.json", hostile_zarr_json());
+    // 2 PiB long, so that entries up to there look valid: sevens, then the index.
+    let (index, total) = (hostile_index(), 1u64 << 51);
+    let at = total - index.len() as u64;
+    s.put_made("mem://hostile/a/c/0", total, move |a, b| {
+        let mut body = vec![7u8; (b - a) as usize];
+        if b > at {
+            let from = a.max(at);
+            body[(from - a) as usize..].copy_from_slice(&index[(from - at) as usize..(b - at) as usize]);
+        }
+        body
+    });
+    s.yields.set(2);
+    (s, bytes)
 }
 
 const HOSTILE_CHUNKS: u64 = 64;
 
-impl Hostile {
-    fn index(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        for k in 0..HOSTILE_CHUNKS {
-            // A few honest-looking entries, the rest far away and huge.
-            let (offset, len) = match k % 4 {
-                0 => (k * INNER, INNER),
-                1 => ((1u64 << 50) - k * (1 << 30), 1u64 << 40),
-                2 => (k << 44, 3 << 20),
-                _ => (k * 977, 40 << 20),
-            };
-            b.extend_from_slice(&offset.to_le_bytes());
-            b.extend_from_slice(&len.to_le_bytes());
-        }
-        b
+fn hostile_index() -> Vec<u8> {
+    let mut b = Vec::new();
+    for k in 0..HOSTILE_CHUNKS {
+        // A few honest-looking entries, the rest far away and huge.
+        let (offset, len) = match k % 4 {
+            0 => (k * INNER, INNER),
+            1 => ((1u64 << 50) - k * (1 << 30), 1u64 << 40),
+            2 => (k << 44, 3 << 20),
+            _ => (k * 977, 40 << 20),
+        };
+        b.extend_from_slice(&offset.to_le_bytes());
+        b.extend_from_slice(&len.to_le_bytes());
     }
+    b
 }
 
-impl HttpClient for Hostile {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        self.requests.set(self.requests.get() + 1);
-        let key = req.url.strip_prefix("mem://hostile/a/").unwrap();
-        if key == "zarr.json" {
-            let body = format!(
-                r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
+fn hostile_zarr_json() -> Vec<u8> {
+    format!(
+        r#"{{"zarr_format":3,"node_type":"array","shape":[{}],"data_type":"uint8",
                 "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":[{}]}}}},
                 "chunk_key_encoding":{{"name":"default"}},"fill_value":0,
                 "codecs":[{{"name":"sharding_indexed","configuration":{{"chunk_shape":[{INNER}],
                 "codecs":[{{"name":"bytes"}}],"index_codecs":[{{"name":"bytes","configuration":{{"endian":"little"}}}}]}}}}]}}"#,
-                HOSTILE_CHUNKS * INNER,
-                HOSTILE_CHUNKS * INNER
-            )
-            .into_bytes();
-            return Ok(Response { status: 200, body, ..Default::default() });
-        }
-        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else {
-            // The whole shard, when every chunk of it is wanted: refused, so ranges follow.
-            return Ok(Response { status: 403, ..Default::default() });
-        };
-        let (a, b) = spec.split_once('-').unwrap();
-        if a.is_empty() {
-            // The object claims to be 2 PiB long, so that entries up to there look valid.
-            let index = self.index();
-            let (n, total) = (index.len() as u64, 1u64 << 51);
-            return Ok(Response {
-                status: 206,
-                content_range: Some(format!("bytes {}-{}/{total}", total - n, total - 1)),
-                body: index,
-                ..Default::default()
-            });
-        }
-        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
-        let asked = b - a + 1;
-        self.largest_ask.set(self.largest_ask.get().max(asked));
-        self.in_flight.set(self.in_flight.get() + asked);
-        self.peak_in_flight.set(self.peak_in_flight.get().max(self.in_flight.get()));
-        YieldOnce(false).await;
-        YieldOnce(false).await;
-        self.in_flight.set(self.in_flight.get() - asked);
-        let n = asked + self.extra;
-        self.bytes.set(self.bytes.get() + n);
-        Ok(Response {
-            status: 206,
-            content_range: Some(format!("bytes {a}-{b}/*")),
-            body: vec![7u8; n as usize],
-            ..Default::default()
-        })
-    }
+        HOSTILE_CHUNKS * INNER,
+        HOSTILE_CHUNKS * INNER
+    )
+    .into_bytes()
 }
 
 /// Issue 24: an index pointing up to 1 PiB away with terabyte lengths, from a server that
@@ -660,7 +588,7 @@ impl HttpClient for Hostile {
 #[test]
 fn a_hostile_index_asks_for_no_more_than_the_limits_allow() {
     let max_body = 64u64 << 20;
-    let c = Hostile::default();
+    let (c, bytes) = hostile(0);
     let config = Config { max_body, ..Config::default() };
     let a = match block_on(open(&c, "mem://hostile/a", OpenOptions { config, max_decoded: max_body as usize, ..Default::default() })) {
         Ok(Opened::Array(a)) => *a,
@@ -680,18 +608,19 @@ fn a_hostile_index_asks_for_no_more_than_the_limits_allow() {
             assert!(e.message.contains("mem://hostile/a/c/0"), "{e}");
         }
     }
-    assert!(c.largest_ask.get() <= max_body, "asked for {} bytes at once", c.largest_ask.get());
-    assert!(c.peak_in_flight.get() <= max_body, "{} bytes in flight", c.peak_in_flight.get());
+    let largest_ask = c.log().iter().filter_map(Logged::span).map(|(a, b)| b - a + 1).max().unwrap_or(0);
+    assert!(largest_ask <= max_body, "asked for {largest_ask} bytes at once");
+    assert!(c.peak_asked() <= max_body, "{} bytes in flight", c.peak_asked());
     // The span of every chunk that is not absurd, and nothing else.
     let honest = (0..HOSTILE_CHUNKS).filter(|k| k % 4 == 0).count() as u64 * INNER;
     let plausible = (0..HOSTILE_CHUNKS).filter(|k| k % 4 >= 2).map(|k| if k % 4 == 2 { 3u64 << 20 } else { 40 << 20 }).sum::<u64>();
-    assert!(c.bytes.get() <= honest + plausible, "{} bytes moved", c.bytes.get());
+    assert!(bytes.get() <= honest + plausible, "{} bytes moved", bytes.get());
 }
 
 /// A partial answer longer than asked is cut: a typed error naming the shard, never data.
 #[test]
 fn a_partial_answer_longer_than_asked_is_an_error() {
-    let c = Hostile { extra: 1, ..Default::default() };
+    let (c, _) = hostile(1);
     let a = match block_on(open(&c, "mem://hostile/a", OpenOptions::default())) {
         Ok(Opened::Array(a)) => *a,
         _ => panic!("open"),
@@ -703,35 +632,24 @@ fn a_partial_answer_longer_than_asked_is_an_error() {
 
 /// A well-formed server but for its `Content-Range` on chunk reads (the suffix read of the
 /// index is honest), each way it can be wrong, with a body shifted by one byte.
-struct BadRange {
-    how: &'static str,
-    inner: Faulty,
-}
-
-impl HttpClient for BadRange {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        let mut r = self.inner.send(req.clone()).await?;
-        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else { return Ok(r) };
-        if r.status != 206 || spec.starts_with('-') {
-            return Ok(r);
-        }
-        let (a, b) = spec.split_once('-').unwrap();
-        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
-        let whole = self.inner.send(Request { range: None, ..req.clone() }).await?.body;
-        let size = whole.len() as u64;
+fn bad_range(how: &'static str) -> ObjectServer {
+    fixture_files(BASE, None).with_hook(move |s, req| {
+        let (a, b) = req.range.as_deref().and_then(span)?;
+        let mut r = s.answer(req);
+        let Some((_, _, Some(size))) = answered_range(&r) else { return Some(Ok(r)) };
         if b + 1 < size {
-            r.body = whole[a as usize + 1..b as usize + 2].to_vec();
+            r.body = s.answer(&Request { range: Some(format!("bytes={}-{}", a + 1, b + 1)), ..req.clone() }).body;
         }
-        r.content_range = match self.how {
-            "malformed" => Some(format!("bytes {a}-{b}")),
-            "garbage" => Some("octets zero to many".into()),
-            "other" => Some(format!("bytes {}-{}/{size}", a + 1, b + 1)),
-            "end" => Some(format!("bytes {a}-{}/{size}", b + 1)),
-            "short-total" => Some(format!("bytes {a}-{b}/{b}")),
+        r.content_range = Some(match how {
+            "malformed" => format!("bytes {a}-{b}"),
+            "garbage" => "octets zero to many".into(),
+            "other" => format!("bytes {}-{}/{size}", a + 1, b + 1),
+            "end" => format!("bytes {a}-{}/{size}", b + 1),
+            "short-total" => format!("bytes {a}-{b}/{b}"),
             _ => unreachable!(),
-        };
-        Ok(r)
-    }
+        });
+        Some(Ok(r))
+    })
 }
 
 /// Issue 24: a malformed visible `Content-Range`, or one naming other bytes, never yields data.
@@ -739,13 +657,13 @@ impl HttpClient for BadRange {
 fn a_content_range_that_disagrees_with_the_request_never_yields_data() {
     let path = "data/zp/shard_gzip_end";
     for how in ["malformed", "garbage", "other", "end", "short-total"] {
-        let c = BadRange { how, inner: Faulty::transient(0.0, 1) };
+        let c = bad_range(how);
         let a = match block_on(open(&c, &format!("{BASE}/{path}"), OpenOptions::default())) {
             Ok(Opened::Array(a)) => *a,
             Err(e) => panic!("{how}: open: {e}"),
             _ => panic!("open"),
         };
-        let honest = Faulty::transient(0.0, 1);
+        let (honest, _) = transient(0.0, 1);
         let h = match block_on(open(&honest, &format!("{BASE}/{path}"), OpenOptions::default())) {
             Ok(Opened::Array(a)) => *a,
             _ => panic!("open"),
@@ -754,11 +672,11 @@ fn a_content_range_that_disagrees_with_the_request_never_yields_data() {
         for y in 0..4 {
             for x in 0..4 {
                 let want = block_on(read_chunk(&h, &honest, &[y, x])).unwrap();
-                let before = c.inner.requests.get();
+                let before = c.requests();
                 match block_on(read_chunk(&a, &c, &[y, x])) {
                     // Only chunks read without a request (absent: the fill value).
                     Ok(got) => {
-                        assert_eq!(c.inner.requests.get(), before, "{how}: ({y}, {x}) read from a disagreeing answer");
+                        assert_eq!(c.requests(), before, "{how}: ({y}, {x}) read from a disagreeing answer");
                         assert!(got == want, "{how}: ({y}, {x})");
                     }
                     Err(e) => {

@@ -6,8 +6,7 @@ use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::read_region;
 use shardfetch::core::store::refs::parquet::{rows, Row};
-use shardfetch::core::transport::{HttpClient, Request, Response};
-use shardfetch::core::Result;
+use shardfetch::core::transport::memory::ObjectServer;
 use std::path::PathBuf;
 
 fn kerchunk() -> PathBuf {
@@ -128,36 +127,20 @@ fn damaged_record_files_are_typed_errors() {
 }
 
 /// The kerchunk fixture directory served from memory under `mem://k/`, the fastparquet set
-/// renamed `set` (a URL that says nothing of Parquet); whole objects and `bytes=a-b` ranges.
-struct Dir;
-
-impl HttpClient for Dir {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        let key = req.url.strip_prefix("mem://k/").unwrap_or("").replacen("set/", "refs.parq/", 1);
-        let Ok(body) = std::fs::read(kerchunk().join(&key)) else {
-            return Ok(Response { status: 404, ..Default::default() });
-        };
-        let n = body.len() as u64;
-        let Some((a, b)) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")).and_then(|r| r.split_once('-'))
-        else {
-            return Ok(Response { status: 200, content_length: Some(n), body, ..Default::default() });
-        };
-        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse::<u64>().unwrap().min(n - 1));
-        Ok(Response {
-            status: 206,
-            content_range: Some(format!("bytes {a}-{b}/{n}")),
-            content_length: Some(b + 1 - a),
-            body: body[a as usize..=b as usize].to_vec(),
-            ..Default::default()
-        })
-    }
+/// renamed `set` (a URL that says nothing of Parquet).
+fn dir() -> ObjectServer {
+    ObjectServer::with_source(|url| {
+        let key = url.strip_prefix("mem://k/")?.replacen("set/", "refs.parq/", 1);
+        std::fs::read(kerchunk().join(key)).ok()
+    })
 }
 
 #[test]
 fn store_references_opens_a_parquet_set_by_any_name() {
     let options = || OpenOptions { store: Some("references".into()), path: "gzip_i16".into(), ..Default::default() };
-    let Ok(Opened::Array(a)) = block_on(open(&Dir, "mem://k/set", options())) else { panic!("open") };
-    let r = block_on(read_region(&a, &Dir, &[Sel::All, Sel::All])).unwrap();
+    let c = dir();
+    let Ok(Opened::Array(a)) = block_on(open(&c, "mem://k/set", options())) else { panic!("open") };
+    let r = block_on(read_region(&a, &c, &[Sel::All, Sel::All])).unwrap();
     let want = std::fs::read(
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/expected/containers/ct_kerchunk_parq_gzip_i16.bin"),
@@ -165,6 +148,6 @@ fn store_references_opens_a_parquet_set_by_any_name() {
     .unwrap();
     assert_eq!(r.bytes, want, "h5py's values");
     // Neither a document nor a set there: NotFound saying both.
-    let e = block_on(open(&Dir, "mem://k/none", options())).err().unwrap();
+    let e = block_on(open(&c, "mem://k/none", options())).err().unwrap();
     assert!(e.message.contains("nor a Parquet reference set's .zmetadata"), "{e:?}");
 }

@@ -3,6 +3,7 @@
 //! in-memory HTTP client, and compared with what tensorstore read back.
 mod common;
 
+use common::Patch;
 use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::codec::external::linked;
@@ -12,9 +13,9 @@ use shardfetch::core::layout::{Layout, Located};
 use shardfetch::core::metadata::precomputed::{Encoding, ScaleRef, VolumeInfo};
 use shardfetch::core::shard::{locate, IndexFormat};
 use shardfetch::core::store::Store as Source;
-use shardfetch::core::transport::{Config, HttpClient, Method, Request, Response};
+use shardfetch::core::transport::memory::ObjectServer;
+use shardfetch::core::transport::{Config, HttpClient, Method, Request};
 use shardfetch::core::{Error, ErrorCode, Result};
-use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -36,38 +37,13 @@ fn supported(_encoding: &str) -> bool {
 
 const BASE: &str = "mem://fixtures";
 
-type Patch = Box<dyn Fn(&str, Vec<u8>) -> Vec<u8>>;
-
-#[derive(Default)]
-struct Files {
-    patch: Option<Patch>,
-    log: RefCell<Vec<(String, Option<String>)>>,
-}
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-impl HttpClient for Files {
-    async fn send(&self, req: Request<'_>) -> Result<Response> {
-        self.log.borrow_mut().push((req.url.to_string(), req.range.clone()));
-        let rel = req.url.strip_prefix(BASE).ok_or_else(|| Error::new(ErrorCode::Network, "bad host"))?;
-        let body = std::fs::read(root().join(rel.trim_start_matches('/'))).ok();
-        let body = match (&self.patch, body) {
-            (Some(p), Some(b)) => Some(p(rel, b)),
-            (_, b) => b,
-        };
-        Ok(common::static_answer(req.method, req.range.as_deref(), body.as_deref()))
-    }
-}
-
-impl Files {
-    fn requests(&self) -> Vec<(String, Option<String>)> {
-        self.log.borrow().clone()
-    }
-    fn reset(&self) {
-        self.log.borrow_mut().clear();
-    }
+/// The fixtures as a static server, each file through `patch`.
+fn files(patch: Option<Patch>) -> ObjectServer {
+    common::fixture_files(BASE, patch)
 }
 
 struct Case {
@@ -123,7 +99,7 @@ fn every_case() -> Vec<Case> {
         .collect()
 }
 
-fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
+fn open(c: &ObjectServer, path: &str, which: ScaleRef) -> Result<Scale> {
     let info = block_on(c.send(Request {
         method: Method::Get,
         url: &format!("{BASE}/data/{path}/info"),
@@ -140,7 +116,7 @@ fn open(c: &Files, path: &str, which: ScaleRef) -> Result<Scale> {
 }
 
 /// One chunk through the read path the array layer will use; `None` when absent.
-fn read(src: &Source, c: &Files, path: &str, s: &Scale, coords: &[u64]) -> Result<Option<Decoded>> {
+fn read(src: &Source, c: &ObjectServer, path: &str, s: &Scale, coords: &[u64]) -> Result<Option<Decoded>> {
     let Located { key, levels } = s.locate(coords)?;
     let url = format!("{BASE}/data/{path}/{key}");
     let levels: Vec<(&dyn IndexFormat, u64)> = levels.iter().map(|(f, k)| (f.as_ref(), *k)).collect();
@@ -217,7 +193,7 @@ fn compare(
 fn every_chunk_reads_like_tensorstore_wrote_it() {
     assert!(every_case().len() >= 11);
     let cases = manifest();
-    let c = Files::default();
+    let c = files(None);
     let (mut checked, mut present, mut absent) = (0, 0, 0);
     let mut failures = Vec::new();
     for k in &cases {
@@ -274,7 +250,7 @@ fn every_chunk_reads_like_tensorstore_wrote_it() {
 fn chunk_ids_match_what_tensorstore_wrote() {
     let ids: Value =
         serde_json::from_slice(&std::fs::read(root().join("expected/precomputed/chunk_ids.json")).unwrap()).unwrap();
-    let c = Files::default();
+    let c = files(None);
     let mut n = 0;
     for (name, t) in ids.as_object().unwrap() {
         let s = open(&c, &format!("precomputed/{name}"), ScaleRef::Index(0)).unwrap();
@@ -291,7 +267,7 @@ fn chunk_ids_match_what_tensorstore_wrote() {
 
 #[test]
 fn cold_chunk_is_three_requests_warm_is_one() {
-    let c = Files::default();
+    let c = files(None);
     let path = "precomputed/ident_u16";
     let s = open(&c, path, ScaleRef::Index(0)).unwrap();
     let spec = s.scale().sharding.unwrap();
@@ -306,28 +282,28 @@ fn cold_chunk_is_three_requests_warm_is_one() {
     let src = Source::new(Config::default());
     c.reset();
     assert!(read(&src, &c, path, &s, a).unwrap().is_some());
-    let log = c.requests();
+    let log = c.log();
     assert_eq!(log.len(), 3, "{log:?}");
     let m = place(a).1;
-    assert_eq!(log[0].1.as_deref(), Some(format!("bytes={}-{}", 16 * m, 16 * m + 15).as_str()), "{log:?}");
-    assert!(log.iter().all(|r| r.1.is_some() && r.0.ends_with(".shard")), "{log:?}");
+    assert_eq!(log[0].range.as_deref(), Some(format!("bytes={}-{}", 16 * m, 16 * m + 15).as_str()), "{log:?}");
+    assert!(log.iter().all(|r| r.range.is_some() && r.url.ends_with(".shard")), "{log:?}");
     c.reset();
     assert!(read(&src, &c, path, &s, b).unwrap().is_some());
-    assert_eq!(c.requests().len(), 1, "warm: {:?}", c.requests());
+    assert_eq!(c.requests(), 1, "warm: {:?}", c.log());
 
     // A never-written chunk (y >= 24) whose minishard index is already known: no request.
     let known: Vec<_> = all.iter().filter(|k| k[1] == 3 && place(k) == place(a)).collect();
     for k in known {
         c.reset();
         assert!(read(&src, &c, path, &s, k).unwrap().is_none());
-        assert_eq!(c.requests().len(), 0);
+        assert_eq!(c.requests(), 0);
     }
     assert_eq!(src.stats().memo_fills, 2);
 }
 
 #[test]
 fn missing_shard_and_empty_minishard_cost_one_request() {
-    let c = Files::default();
+    let c = files(None);
     let path = "precomputed/murmur_rgb_u8";
     let s = open(&c, path, ScaleRef::Index(0)).unwrap();
     let (mut missing_shard, mut empty_minishard) = (0, 0);
@@ -336,7 +312,7 @@ fn missing_shard_and_empty_minishard_cost_one_request() {
         let key = s.locate(&k).unwrap().key;
         let exists = root().join("data").join(path).join(&key).exists();
         c.reset();
-        if read(&src, &c, path, &s, &k).unwrap().is_none() && c.requests().len() == 1 {
+        if read(&src, &c, path, &s, &k).unwrap().is_none() && c.requests() == 1 {
             if exists {
                 empty_minishard += 1;
             } else {
@@ -349,7 +325,7 @@ fn missing_shard_and_empty_minishard_cost_one_request() {
 
 #[test]
 fn scales_by_key_and_listing() {
-    let c = Files::default();
+    let c = files(None);
     let s = open(&c, "precomputed/multiscale_u64", ScaleRef::Key("8_8_80")).unwrap();
     assert_eq!((s.index(), s.volume().scales.len(), s.scale().key.as_str()), (1, 2, "8_8_80"));
     assert_eq!(s.scale().resolution, [8.0, 8.0, 80.0]);
@@ -388,7 +364,7 @@ fn corruption_is_a_typed_error_never_a_panic() {
     let mut codes = std::collections::BTreeSet::new();
     for round in 0..240 {
         let k = &cases[round % cases.len()];
-        let clean = Files::default();
+        let clean = files(None);
         let s = open(&clean, &k.path, ScaleRef::Index(k.scale)).unwrap();
         let mb = s.scale().sharding.map(|sh| sh.minishard_bits);
         let (r1, r2, r3) = (next(), next(), next());
@@ -423,7 +399,7 @@ fn corruption_is_a_typed_error_never_a_panic() {
             }
             b
         });
-        let c = Files { patch: Some(patch), ..Default::default() };
+        let c = files(Some(patch));
         let src = Source::new(Config::default());
         for coords in chunks(&s) {
             rounds += 1;
@@ -498,7 +474,7 @@ fn garbage_info_files_are_typed_errors() {
 #[test]
 fn chunk_decoders_survive_mutations() {
     let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-    let c = Files::default();
+    let c = files(None);
     let (mut decoded, mut errors) = (0, 0);
     for k in manifest() {
         let s = open(&c, &k.path, ScaleRef::Index(k.scale)).unwrap();
@@ -544,7 +520,7 @@ fn chunk_decoders_survive_mutations() {
 /// without one is UnsupportedCodec naming it.
 #[test]
 fn image_encodings_need_their_external_decoder() {
-    let c = Files::default();
+    let c = files(None);
     let mut seen = 0;
     for k in every_case() {
         let enc = k.features.iter().find_map(|f| f.strip_prefix("encoding_")).unwrap().to_string();

@@ -1,16 +1,16 @@
 //! wasm-bindgen tests in headless Chromium (`wasm-pack test --headless --chrome`, or `cargo
 //! test --target wasm32-unknown-unknown --test web` with the wasm-bindgen runner).
 //! With no environment, the fixtures are embedded in the test module and served from memory by
-//! a Range-honouring `HttpClient` (the same core read path, no network). With
+//! the in-memory `ObjectServer` (the same core read path, no network). With
 //! `SHARDFETCH_FIXTURES_URL` set at compile time (the URL of a server of `tests/fixtures/`, as
 //! `npm test` does), they are also fetched over HTTP through the real `fetch` binding.
 #![cfg(target_arch = "wasm32")]
 mod common;
 
-use common::{all_cases, check_case, check_group, fetch_all, static_answer};
+use common::{all_cases, check_case, check_group, fetch_all};
 use js_sys::{Function, Object, Promise, Reflect};
-use shardfetch::core::transport::{HttpClient, Request, Response};
-use shardfetch::core::Result as CoreResult;
+use shardfetch::core::transport::memory::ObjectServer;
+use shardfetch::core::transport::{HttpClient, Method, Request};
 use shardfetch::FetchClient;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,71 +24,54 @@ include!(concat!(env!("OUT_DIR"), "/fixtures_embedded.rs"));
 /// Where the embedded fixtures are served (nothing leaves the page: `.invalid` never resolves).
 const EMBEDDED: &str = "https://fixtures.invalid";
 
+/// The embedded fixtures as a static server (`.` and `..` resolved, as `fetch` resolves them).
+fn embedded() -> ObjectServer {
+    ObjectServer::with_source(|url| {
+        let rel = url.strip_prefix(EMBEDDED)?.trim_start_matches('/');
+        FIXTURES.iter().find(|(p, _)| *p == rel).map(|(_, b)| b.to_vec())
+    })
+}
+
 /// The fixture base URL and the open options of the JS-facing tests: the fixture server, or a
-/// `fetch` option answering from the embedded fixtures as a static server would.
+/// `fetch` option answered by the embedded fixtures' server.
 fn api_base() -> (String, JsValue) {
     if let Some(base) = option_env!("SHARDFETCH_FIXTURES_URL") {
         return (base.to_string(), Object::new().into());
     }
-    let files = js_sys::Map::new();
-    for (path, bytes) in FIXTURES {
-        files.set(&JsValue::from_str(path), &js_sys::Uint8Array::from(*bytes).into());
-    }
+    let server = embedded();
+    // The server's answer to (url, Range header or null, whether a HEAD): status, Content-Range,
+    // Content-Length, body.
+    let answer = move |url: String, range: JsValue, head: bool| {
+        let method = if head { Method::Head } else { Method::Get };
+        let range = range.as_string();
+        let r = server.answer(&Request { method, url: &url, range, limit: None, asked: None, stall_ms: None, deadline: None });
+        let length = r.content_length.map_or(JsValue::UNDEFINED, |n| JsValue::from(n as f64));
+        let range = r.content_range.map_or(JsValue::UNDEFINED, JsValue::from);
+        js_sys::Array::of4(&r.status.into(), &range, &length, &js_sys::Uint8Array::from(r.body.as_slice()))
+    };
+    let answer = Closure::<dyn Fn(String, JsValue, bool) -> js_sys::Array>::new(answer);
     let serve = Function::new_with_args(
-        "files, base, url, init",
+        "answer, url, init",
         r#"
-        const rel = String(url).slice(base.length + 1).split("/").reduce((a, s) => (s === ".." ? a.slice(0, -1) : s === "." ? a : [...a, s]), []);
-        const body = files.get(rel.join("/"));
-        if (!body) return Promise.resolve(new Response(null, { status: 404 }));
-        const size = body.length;
         const range = new Headers(init && init.headers).get("range");
-        if (!range) return Promise.resolve(new Response(body, { status: 200, headers: { "Content-Length": String(size) } }));
-        const [a, b] = range.slice(6).split("-");
-        const start = a === "" ? Math.max(0, size - Number(b)) : Number(a);
-        const end = a === "" || b === "" ? size : Math.min(size, Number(b) + 1);
-        if (start >= size) return Promise.resolve(new Response(null, { status: 416, headers: { "Content-Range": `bytes */${size}` } }));
-        return Promise.resolve(new Response(body.slice(start, end), {
-            status: 206,
-            headers: { "Content-Range": `bytes ${start}-${end - 1}/${size}`, "Content-Length": String(end - start) },
-        }));
+        const [status, contentRange, contentLength, body] = answer(String(url), range, (init && init.method) === "HEAD");
+        const headers = {};
+        if (contentRange !== undefined) headers["Content-Range"] = contentRange;
+        if (contentLength !== undefined) headers["Content-Length"] = String(contentLength);
+        return Promise.resolve(new Response(body.length ? body : null, { status, headers }));
         "#,
     );
-    let fetch = serve.bind2(&JsValue::NULL, &files, &JsValue::from_str(EMBEDDED));
+    let fetch = serve.bind1(&JsValue::NULL, &answer.into_js_value());
     let options = Object::new();
     Reflect::set(&options, &"fetch".into(), &fetch).unwrap();
     (EMBEDDED.to_string(), options.into())
 }
 
-/// The embedded fixtures as a static server.
-#[derive(Clone, Copy)]
-struct Embedded;
-
-impl HttpClient for Embedded {
-    async fn send(&self, req: Request<'_>) -> CoreResult<Response> {
-        let rel = req.url.strip_prefix(EMBEDDED).unwrap_or(req.url).trim_start_matches('/');
-        // `..` segments resolved, as `fetch` resolves them (a reference file's relative targets).
-        let mut parts: Vec<&str> = Vec::new();
-        for seg in rel.split('/') {
-            match seg {
-                ".." => {
-                    parts.pop();
-                }
-                "." => {}
-                s => parts.push(s),
-            }
-        }
-        let rel = parts.join("/");
-        let body = FIXTURES.iter().find(|(p, _)| *p == rel).map(|(_, b)| *b);
-        Ok(static_answer(req.method, req.range.as_deref(), body))
-    }
-}
-
 /// Every case and group of every manifest, read through `c` from `base`.
-async fn every_fixture<C: HttpClient + Clone + 'static>(c: &C, base: &str) {
+async fn every_fixture<C: HttpClient>(c: &C, base: &str) {
     let (cases, groups) = all_cases(|name| {
-        let c = c.clone();
         let url = format!("{base}/{name}");
-        async move { fetch_all(&c, &url).await }
+        async move { fetch_all(c, &url).await }
     })
     .await;
     assert!(cases.len() >= 30);
@@ -107,7 +90,7 @@ async fn every_fixture<C: HttpClient + Clone + 'static>(c: &C, base: &str) {
 #[wasm_bindgen_test]
 async fn every_fixture_embedded() {
     assert!(FIXTURES.len() > 100, "{} fixture files embedded", FIXTURES.len());
-    every_fixture(&Embedded, EMBEDDED).await;
+    every_fixture(&embedded(), EMBEDDED).await;
 }
 
 /// Through the browser's `fetch`, when a fixture server was given at compile time.

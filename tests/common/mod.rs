@@ -9,7 +9,8 @@ use shardfetch::core::nd::for_each_index;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::{read_chunk, read_region, Array, Chunk, Element};
-use shardfetch::core::transport::{HttpClient, Method, Request, Response};
+use shardfetch::core::transport::memory::ObjectServer;
+use shardfetch::core::transport::{HttpClient, Method, Request};
 
 pub struct Case {
     pub name: String,
@@ -488,33 +489,19 @@ pub async fn check_group<C: HttpClient>(c: &C, base: &str, g: &Value) -> Result<
     Ok(())
 }
 
-/// What a static file server answers for `body` (`None`: no such file): 404; HEAD with the
-/// length; the whole object; `bytes=a-b`, `bytes=a-` and `bytes=-n` as 206 with Content-Range,
-/// a suffix longer than the object being the whole of it; 416 past the end.
-pub fn static_answer(method: Method, range: Option<&str>, body: Option<&[u8]>) -> Response {
-    let Some(body) = body else { return Response { status: 404, ..Default::default() } };
-    let size = body.len() as u64;
-    if method == Method::Head {
-        return Response { status: 200, content_length: Some(size), ..Default::default() };
-    }
-    let Some(range) = range.and_then(|r| r.strip_prefix("bytes=")) else {
-        return Response { status: 200, content_length: Some(size), body: body.to_vec(), ..Default::default() };
-    };
-    let (a, b) = range.split_once('-').unwrap_or((range, ""));
-    let (start, end) = match (a.parse::<u64>(), b.parse::<u64>()) {
-        (Err(_), Ok(n)) => (size.saturating_sub(n), size),
-        (Ok(a), Ok(b)) => (a, (b + 1).min(size)),
-        (Ok(a), Err(_)) => (a, size),
-        _ => return Response { status: 400, ..Default::default() },
-    };
-    if start >= size {
-        return Response { status: 416, content_range: Some(format!("bytes */{size}")), ..Default::default() };
-    }
-    Response {
-        status: 206,
-        content_range: Some(format!("bytes {start}-{}/{size}", end - 1)),
-        content_length: Some(end - start),
-        retry_after: None,
-        body: body[start as usize..end as usize].to_vec(),
-    }
+/// A change to a fixture file's bytes, given its path after the base URL.
+pub type Patch = Box<dyn Fn(&str, Vec<u8>) -> Vec<u8>>;
+
+/// `tests/fixtures` served from `base` by the in-memory object server, each file through
+/// `patch` when there is one.
+pub fn fixture_files(base: &'static str, patch: Option<Patch>) -> ObjectServer {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    ObjectServer::with_source(move |url| {
+        let rel = url.strip_prefix(base)?;
+        let body = std::fs::read(root.join(rel.trim_start_matches('/'))).ok()?;
+        Some(match &patch {
+            Some(p) => p(rel, body),
+            None => body,
+        })
+    })
 }

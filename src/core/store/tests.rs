@@ -37,7 +37,7 @@ fn archives_inside_archives_to_any_depth() {
     let middle = zip(&[("pad", &[7u8; 300]), ("inner.zip", &inner)], "");
     let outer = zip(&[("x", b"x"), ("middle.zip", &middle)], "");
     let s = ObjectServer::new();
-    s.yields.set(true);
+    s.yields.set(1);
     s.put("https://h/outer.zip", outer);
     let (store, root, path) = opened(&s, "https://h/outer.zip|zip:middle.zip|zip:inner.zip|zip:raw");
     assert_eq!((root.as_str(), path.as_str()), ("https://h/outer.zip/middle.zip/inner.zip", "raw"));
@@ -73,7 +73,7 @@ fn an_archive_read_by_ranges_of_its_container() {
     let big = vec![0u8; 400 << 10];
     let outer = zip(&[("big", &big), ("inner.zip", &inner), ("tail", &big)], "");
     let s = ObjectServer::new();
-    s.yields.set(true);
+    s.yields.set(1);
     s.put("https://h/o.zip", outer);
     let (store, root, _) = opened(&s, "https://h/o.zip|zip:inner.zip|zip:");
     // The directory: the inner archive's end and start, ranges of the outer one.
@@ -100,7 +100,7 @@ fn an_archive_named_by_a_reference_file_and_a_deflated_one() {
     let a: Vec<u8> = (0..50u8).collect();
     let inner = zip(&[("a", &a)], "");
     let s = ObjectServer::new();
-    s.yields.set(true);
+    s.yields.set(1);
     s.put("https://h/t/inner.zip", inner.clone());
     s.put("https://h/r/refs.json", br#"{"version": 1, "refs": {"data.zip": ["../t/inner.zip"]}}"#.to_vec());
     let (store, root, _) = opened(&s, "https://h/r/refs.json|references:data.zip|zip:");

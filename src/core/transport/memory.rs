@@ -1,13 +1,16 @@
 //! An in-memory object server for tests: objects by URL, answered as real servers answer (ranges,
 //! suffix ranges, 416 past the end) or as the ones that bite do ([`Serve`]: ranges ignored,
 //! suffixes refused, a hidden or lying `Content-Range`, 403 for missing keys, 5xx), with a log
-//! of every request, a virtual clock for retries, and a hook that answers a request its own
-//! way (faults). Nothing here is used by the library itself.
+//! of every request (and of the bytes asked and sent), a virtual clock for retries, a source of
+//! the backoff's jitter, and a hook that answers a request its own way (faults). Objects are
+//! held, read from a source by URL (a fixtures directory), or made range by range (too large to
+//! hold: what a hostile server claims). Nothing here is used by the library itself.
 use super::http::{parse_content_range, HttpClient, Method, Request, Response};
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
@@ -26,7 +29,7 @@ pub enum Serve {
     NoSuffix416,
     /// Suffix ranges refused with 400.
     NoSuffix400,
-    /// Suffix ranges refused with 416, and HEAD answers without `Content-Length`.
+    /// Suffix ranges refused with 416, and HEAD and partial answers without `Content-Length`.
     NoSuffixNoLength,
     /// 206 without `Content-Range` (a browser hides it from cross-origin reads).
     NoContentRange,
@@ -46,19 +49,96 @@ pub struct Logged {
     pub range: Option<String>,
 }
 
+impl Logged {
+    /// The first and last byte of its `bytes=a-b` range, if it has one.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        self.range.as_deref().and_then(span)
+    }
+}
+
+/// The bytes a `Range` header asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asked {
+    /// `bytes=a-b` (`bytes=a-`: to the end).
+    From(u64, Option<u64>),
+    /// `bytes=-n`.
+    Suffix(u64),
+}
+
+/// `None`: not a `bytes=` range the server understands (400).
+fn asked(range: &str) -> Option<Asked> {
+    let (a, b) = range.strip_prefix("bytes=")?.split_once('-')?;
+    if a.is_empty() {
+        return b.parse().ok().map(Asked::Suffix);
+    }
+    let last = if b.is_empty() { None } else { Some(b.parse().ok()?) };
+    Some(Asked::From(a.parse().ok()?, last))
+}
+
+/// The first and last byte a `bytes=a-b` `Range` header names (`None`: a suffix, an open
+/// range, or no range at all).
+pub fn span(range: &str) -> Option<(u64, u64)> {
+    match asked(range)? {
+        Asked::From(a, Some(b)) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// How many bytes a request's `Range` names (0: a whole object or an open range, whose size is
+/// the server's to know).
+fn asked_len(req: &Request<'_>) -> u64 {
+    match req.range.as_deref().and_then(asked) {
+        Some(Asked::From(a, Some(b))) => b.saturating_sub(a).saturating_add(1),
+        Some(Asked::Suffix(n)) => n,
+        _ => 0,
+    }
+}
+
+/// The bytes of `start..end` of an object made on request.
+type Make = Rc<dyn Fn(u64, u64) -> Vec<u8>>;
+
+/// An object's bytes: held, or made range by range.
+#[derive(Clone)]
+enum Body {
+    Held(Vec<u8>),
+    Made(u64, Make),
+}
+
+impl Body {
+    fn size(&self) -> u64 {
+        match self {
+            Body::Held(b) => b.len() as u64,
+            Body::Made(n, _) => *n,
+        }
+    }
+    fn bytes(self, start: u64, end: u64) -> Vec<u8> {
+        match self {
+            Body::Held(b) if start == 0 && end == b.len() as u64 => b,
+            Body::Held(b) => b[start as usize..end as usize].to_vec(),
+            Body::Made(_, make) => make(start, end),
+        }
+    }
+}
+
 type Source = Box<dyn Fn(&str) -> Option<Vec<u8>>>;
 type Hook = Box<dyn Fn(&ObjectServer, &Request<'_>) -> Option<Result<Response>>>;
 
 pub struct ObjectServer {
     source: Source,
-    objects: RefCell<BTreeMap<String, Vec<u8>>>,
+    objects: RefCell<BTreeMap<String, Body>>,
     pub serve: Cell<Serve>,
     hook: Option<Hook>,
+    random: Option<Box<dyn Fn() -> f64>>,
     log: RefCell<Vec<Logged>>,
+    /// Body bytes of the answers given.
+    sent: Cell<u64>,
+    /// Bytes the ranges of the requests under way name, and the most at once.
+    asking: Cell<u64>,
+    peak: Cell<u64>,
     /// Milliseconds of the virtual clock: sleeps advance it.
     pub clock: Cell<f64>,
-    /// Each request waits one turn of the executor first (so that concurrent reads overlap).
-    pub yields: Cell<bool>,
+    /// Turns of the executor each request waits first (so that concurrent reads overlap).
+    pub yields: Cell<u32>,
     aborted: Cell<bool>,
 }
 
@@ -81,9 +161,13 @@ impl ObjectServer {
             objects: RefCell::default(),
             serve: Cell::new(Serve::Honest),
             hook: None,
+            random: None,
             log: RefCell::default(),
+            sent: Cell::new(0),
+            asking: Cell::new(0),
+            peak: Cell::new(0),
             clock: Cell::new(0.0),
-            yields: Cell::new(false),
+            yields: Cell::new(0),
             aborted: Cell::new(false),
         }
     }
@@ -95,13 +179,28 @@ impl ObjectServer {
     }
 
     /// Answer a request with `hook`'s answer when it gives one (it may call [`ObjectServer::answer`]).
-    pub fn with_hook(mut self, hook: impl Fn(&ObjectServer, &Request<'_>) -> Option<Result<Response>> + 'static) -> Self {
+    pub fn with_hook(
+        mut self,
+        hook: impl Fn(&ObjectServer, &Request<'_>) -> Option<Result<Response>> + 'static,
+    ) -> Self {
         self.hook = Some(Box::new(hook));
         self
     }
 
+    /// The backoff's jitter from `random` (numbers in `[0, 1)`; without one, 0.5).
+    pub fn with_random(mut self, random: impl Fn() -> f64 + 'static) -> Self {
+        self.random = Some(Box::new(random));
+        self
+    }
+
     pub fn put(&self, url: &str, bytes: impl Into<Vec<u8>>) {
-        self.objects.borrow_mut().insert(url.to_string(), bytes.into());
+        self.objects.borrow_mut().insert(url.to_string(), Body::Held(bytes.into()));
+    }
+
+    /// An object of `size` bytes, too large to hold: `make(start, end)` gives the bytes of
+    /// each range asked for (a whole-object answer asks for all of them).
+    pub fn put_made(&self, url: &str, size: u64, make: impl Fn(u64, u64) -> Vec<u8> + 'static) {
+        self.objects.borrow_mut().insert(url.to_string(), Body::Made(size, Rc::new(make)));
     }
 
     pub fn abort(&self) {
@@ -111,8 +210,15 @@ impl ObjectServer {
     /// The object at `url` (its query cut, `.` and `..` segments resolved as `fetch` does), if
     /// the server has it.
     pub fn object(&self, url: &str) -> Option<Vec<u8>> {
+        self.body(url).map(|b| {
+            let n = b.size();
+            b.bytes(0, n)
+        })
+    }
+
+    fn body(&self, url: &str) -> Option<Body> {
         let base = normalized(url.split(['?', '#']).next().unwrap_or(url));
-        self.objects.borrow().get(&base).cloned().or_else(|| (self.source)(&base))
+        self.objects.borrow().get(&base).cloned().or_else(|| (self.source)(&base).map(Body::Held))
     }
 
     pub fn log(&self) -> Vec<Logged> {
@@ -125,8 +231,20 @@ impl ObjectServer {
     pub fn ranges(&self) -> Vec<Option<String>> {
         self.log.borrow().iter().map(|l| l.range.clone()).collect()
     }
+    /// Body bytes of the answers given (hook's answers too).
+    pub fn sent(&self) -> u64 {
+        self.sent.get()
+    }
+    /// The most bytes that requests under way at once named in their ranges (a suffix's `n`
+    /// too; a whole-object request names none).
+    pub fn peak_asked(&self) -> u64 {
+        self.peak.get()
+    }
+    /// Forget the log and the counts.
     pub fn reset(&self) {
         self.log.borrow_mut().clear();
+        self.sent.set(0);
+        self.peak.set(self.asking.get());
     }
 
     /// The answer `serve` gives to `req`, without the hook.
@@ -136,41 +254,54 @@ impl ObjectServer {
         if serve == Serve::Always500 {
             return status(500);
         }
-        let Some(body) = self.object(req.url) else {
+        let Some(body) = self.body(req.url) else {
             return status(if serve == Serve::Forbid403 { 403 } else { 404 });
         };
-        let size = body.len() as u64;
+        let size = body.size();
+        let no_length = serve == Serve::NoSuffixNoLength;
         if req.method == Method::Head {
-            return Response { status: 200, content_length: (serve != Serve::NoSuffixNoLength).then_some(size), ..Default::default() };
+            return Response { status: 200, content_length: (!no_length).then_some(size), ..Default::default() };
         }
-        let whole = |body: Vec<u8>| Response { status: 200, content_length: Some(size), body, ..Default::default() };
-        let Some(spec) = req.range.as_deref().and_then(|r| r.strip_prefix("bytes=")) else { return whole(body) };
+        let whole = |body: Body| Response {
+            status: 200,
+            content_length: Some(size),
+            body: body.bytes(0, size),
+            ..Default::default()
+        };
+        let Some(range) = req.range.as_deref() else { return whole(body) };
         if serve == Serve::IgnoreRange {
             return whole(body);
         }
-        let Some((a, b)) = spec.split_once('-') else { return status(400) };
-        let (start, end) = if a.is_empty() {
-            match serve {
-                Serve::NoSuffix416 | Serve::NoSuffixNoLength => return status(416),
-                Serve::NoSuffix400 => return status(400),
-                _ => {}
+        // As RFC 9110 has it: the object's size with an unsatisfiable range.
+        let unsatisfiable =
+            Response { status: 416, content_range: Some(format!("bytes */{size}")), ..Default::default() };
+        let (start, end) = match asked(range) {
+            None => return status(400),
+            Some(Asked::Suffix(n)) => {
+                match serve {
+                    Serve::NoSuffix416 | Serve::NoSuffixNoLength => return status(416),
+                    Serve::NoSuffix400 => return status(400),
+                    _ => {}
+                }
+                // No last bytes of an empty object, nor zero of them (RFC 9110: unsatisfiable).
+                if n == 0 || size == 0 {
+                    return unsatisfiable;
+                }
+                (size.saturating_sub(n), size)
             }
-            let Ok(n) = b.parse::<u64>() else { return status(400) };
-            (size.saturating_sub(n), size)
-        } else {
-            let (Ok(a), Ok(b)) = (a.parse::<u64>(), if b.is_empty() { Ok(u64::MAX) } else { b.parse::<u64>() }) else {
-                return status(400);
-            };
-            if a >= size || b < a {
-                return status(416);
+            Some(Asked::From(a, b)) => {
+                let b = b.unwrap_or(u64::MAX);
+                if a >= size || b < a {
+                    return unsatisfiable;
+                }
+                (a, b.saturating_add(1).min(size))
             }
-            (a, b.saturating_add(1).min(size))
         };
         let shift = u64::from(serve == Serve::LyingRange);
-        let content_range = (serve != Serve::NoContentRange)
-            .then(|| format!("bytes {}-{}/{size}", start + shift, end - 1 + shift));
-        let body = body[start as usize..end as usize].to_vec();
-        Response { status: 206, content_range, content_length: Some(end - start), body, retry_after: None }
+        let content_range =
+            (serve != Serve::NoContentRange).then(|| format!("bytes {}-{}/{size}", start + shift, end - 1 + shift));
+        let content_length = (!no_length).then_some(end - start);
+        Response { status: 206, content_range, content_length, body: body.bytes(start, end), retry_after: None }
     }
 }
 
@@ -216,28 +347,54 @@ impl Future for YieldOnce {
     }
 }
 
+/// A request's asked bytes, counted among those under way while it lives.
+struct UnderWay<'a>(&'a ObjectServer, u64);
+
+impl<'a> UnderWay<'a> {
+    fn new(s: &'a ObjectServer, n: u64) -> Self {
+        s.asking.set(s.asking.get() + n);
+        s.peak.set(s.peak.get().max(s.asking.get()));
+        UnderWay(s, n)
+    }
+}
+
+impl Drop for UnderWay<'_> {
+    fn drop(&mut self) {
+        self.0.asking.set(self.0.asking.get() - self.1);
+    }
+}
+
 impl HttpClient for ObjectServer {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         self.log.borrow_mut().push(Logged { method: req.method, url: req.url.to_string(), range: req.range.clone() });
-        if self.yields.get() {
+        let _under_way = UnderWay::new(self, asked_len(&req));
+        for _ in 0..self.yields.get() {
             YieldOnce(false).await;
         }
         if self.aborted.get() {
             return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
-        if let Some(answer) = self.hook.as_ref().and_then(|h| h(self, &req)) {
-            return answer;
+        let answer = match self.hook.as_ref().and_then(|h| h(self, &req)) {
+            Some(answer) => answer,
+            None => Ok(self.answer(&req)),
+        };
+        if let Ok(r) = &answer {
+            self.sent.set(self.sent.get() + r.body.len() as u64);
         }
-        Ok(self.answer(&req))
+        answer
     }
     fn is_aborted(&self) -> bool {
         self.aborted.get()
     }
     async fn sleep(&self, ms: f64) {
+        assert!(ms.is_finite() && ms >= 0.0, "sleep {ms}");
         self.clock.set(self.clock.get() + ms);
     }
     fn now(&self) -> Option<f64> {
         Some(self.clock.get())
+    }
+    fn random(&self) -> f64 {
+        self.random.as_ref().map_or(0.5, |r| r())
     }
 }
 
@@ -247,7 +404,15 @@ mod tests {
     use futures_executor::block_on;
 
     fn get<'a>(url: &'a str, range: Option<&str>) -> Request<'a> {
-        Request { method: Method::Get, url, range: range.map(String::from), limit: None, asked: None, stall_ms: None, deadline: None }
+        Request {
+            method: Method::Get,
+            url,
+            range: range.map(String::from),
+            limit: None,
+            asked: None,
+            stall_ms: None,
+            deadline: None,
+        }
     }
 
     #[test]
@@ -255,7 +420,10 @@ mod tests {
         let s = ObjectServer::new();
         s.put("mem://x", (0..10u8).collect::<Vec<u8>>());
         let r = block_on(s.send(get("mem://x?sig=1", Some("bytes=2-4")))).unwrap();
-        assert_eq!((r.status, r.body.as_slice(), r.content_range.as_deref()), (206, &[2u8, 3, 4][..], Some("bytes 2-4/10")));
+        assert_eq!(
+            (r.status, r.body.as_slice(), r.content_range.as_deref()),
+            (206, &[2u8, 3, 4][..], Some("bytes 2-4/10"))
+        );
         let r = block_on(s.send(get("mem://x", Some("bytes=-3")))).unwrap();
         assert_eq!(r.body, [7, 8, 9]);
         assert_eq!(block_on(s.send(get("mem://x", Some("bytes=10-12")))).unwrap().status, 416);
@@ -269,5 +437,33 @@ mod tests {
         assert_eq!(block_on(s.send(get("mem://x", Some("bytes=-3")))).unwrap().status, 400);
         assert_eq!(s.requests(), 7);
         assert_eq!(s.ranges()[1].as_deref(), Some("bytes=-3"));
+        assert_eq!(s.log()[0].span(), Some((2, 4)));
+        assert_eq!(s.log()[1].span(), None);
+        // Nothing is the last zero bytes, nor the last bytes of an empty object.
+        s.serve.set(Serve::Honest);
+        s.put("mem://e", Vec::new());
+        assert_eq!(block_on(s.send(get("mem://x", Some("bytes=-0")))).unwrap().status, 416);
+        assert_eq!(block_on(s.send(get("mem://e", Some("bytes=-4")))).unwrap().status, 416);
+    }
+
+    #[test]
+    fn made_objects_counts_and_jitter() {
+        let s = ObjectServer::new().with_random(|| 0.25);
+        s.put_made("mem://big", 1 << 50, |a, b| (a..b).map(|i| i as u8).collect());
+        let r = block_on(s.send(get("mem://big", Some("bytes=-2")))).unwrap();
+        assert_eq!(
+            (r.body, r.content_range.as_deref()),
+            (alloc::vec![0xfe, 0xff], Some("bytes 1125899906842622-1125899906842623/1125899906842624"))
+        );
+        block_on(s.send(get("mem://big", Some("bytes=16-19")))).unwrap();
+        assert_eq!((s.sent(), s.peak_asked(), s.random()), (6, 4, 0.25));
+        // Two requests under way at once: their asked bytes add up.
+        s.yields.set(1);
+        let (a, b) = (s.send(get("mem://big", Some("bytes=0-9"))), s.send(get("mem://big", Some("bytes=-5"))));
+        let (a, b) = block_on(futures_util::future::join(a, b));
+        assert_eq!((a.unwrap().status, b.unwrap().status), (206, 206));
+        assert_eq!(s.peak_asked(), 15);
+        s.reset();
+        assert_eq!((s.requests(), s.sent(), s.peak_asked()), (0, 0, 0));
     }
 }

@@ -18,7 +18,7 @@ const FILE: &str = "https://h/d/refs.json";
 /// Objects in memory; requests overlap as over a network.
 fn server(files: &[(&str, &[u8])]) -> ObjectServer {
 let s = ObjectServer::new();
-s.yields.set(true);
+s.yields.set(1);
 for (url, body) in files {
     s.put(url, body.to_vec());
 }
