@@ -299,8 +299,11 @@ fn client_errors_are_not_retried() {
     let e = block_on(open(&f, "mem://x/a", OpenOptions::default())).err().unwrap();
     assert_eq!(e.code, ErrorCode::HttpError, "{e}");
     assert_eq!(f.requests(), 1, "a 403 is not retried");
-    // zarr.json, .zmetadata, .zarray, info, .zgroup.
-    assert!(asked <= 5, "one request per metadata name, none repeated: {asked}");
+    // zarr.json, .zmetadata, .zarray, info, .zgroup; then the URL's first bytes (a store kind's
+    // file without its extension: a TIFF), once.
+    assert!(asked <= 6, "one request per metadata name and one of the first bytes, none repeated: {asked}");
+    let sniffs = c.log().iter().filter(|l| l.url.ends_with("zp/no_such_array")).count();
+    assert_eq!(sniffs, 1, "{:?}", c.log());
 }
 
 #[test]

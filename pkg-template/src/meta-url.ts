@@ -9,9 +9,10 @@
 export function firstMetadataUrl(url: string, path = ""): string {
   const cut = url.search(/[?#]/);
   const base = (cut < 0 ? url : url.slice(0, cut)).replace(/\/+$/, "");
-  // Not certain from the URL alone: a pipeline, another scheme (gs://, zarr3://…), a zip archive,
-  // a reference file.
-  if (!/^https?:\/\//.test(url) || url.includes("|") || /\.(zip|ozx|json|parq|parquet)$/i.test(base)) return "";
+  // Not certain from the URL alone: a pipeline, another scheme (gs://, zarr3://…), a last path
+  // segment with an extension other than .zarr (a file a store kind reads: .zip, .json, .tif, …).
+  const last = /^[a-z]+:\/\/[^/]*(\/.*)?$/i.exec(base)?.[1]?.split("/").pop() ?? "";
+  if (!/^https?:\/\//.test(url) || url.includes("|") || (last.includes(".") && !/\.zarr$/i.test(last))) return "";
   const p = path.replace(/^\/+|\/+$/g, "");
   return `${p === "" ? base : `${base}/${p}`}/zarr.json${cut < 0 ? "" : url.slice(cut)}`;
 }

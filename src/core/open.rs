@@ -9,7 +9,7 @@ use super::json::{self, Raw};
 use super::metadata::v3::Node;
 use super::metadata::{consolidated, draft, precomputed, v2, Documents, Format};
 use super::read::Array;
-use super::store::{self, pipeline, registry, Container, Known, Opening, ResolveUrl, Settings, Stack, Store};
+use super::store::{self, pipeline, Container, Known, Opening, ResolveUrl, Settings, Stack, Store};
 use super::transport::{Config, HttpClient, Transport};
 use super::urls::{join, join_paths, split_url};
 use alloc::boxed::Box;
@@ -151,14 +151,23 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
 /// The URL of the first metadata document that opening `url` (+ `path`) without a named format
 /// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
 /// Empty when that is not certain from the URL alone: a pipeline (`|`), a scheme other than
-/// HTTP(S) (`gs://`, `zarr3://`, …), a zip archive (`.zip`, `.ozx`) or a reference file
-/// (`.json`, `.parq`, `.parquet`).
+/// HTTP(S) (`gs://`, `zarr3://`, …), or a last path segment with an extension other than
+/// `.zarr` (a file a store kind reads: `.zip`, `.json`, `.tif`, …; no store kind is named here).
 pub fn first_metadata_url(url: &str, path: &str) -> String {
     let plain = url.starts_with("https://") || url.starts_with("http://");
-    if !plain || url.contains('|') || registry::named(url).is_some() {
+    if !plain || url.contains('|') || !names_a_node(url) {
         return String::new();
     }
     Location::new(url, path).file("zarr.json")
+}
+
+/// Whether the last path segment of `url` may name a node: no extension, or `.zarr`.
+fn names_a_node(url: &str) -> bool {
+    let (base, _) = split_url(url);
+    let after = base.find("://").map_or(0, |i| i + 3);
+    let Some(slash) = base[after..].find('/') else { return true };
+    let last = base[after + slash..].rsplit('/').next().unwrap_or("");
+    last.rsplit_once('.').is_none_or(|(_, ext)| ext.eq_ignore_ascii_case("zarr"))
 }
 
 /// The formats a pasted URL may name (`zarr3://…`, `|zarr2:`); `zarr`: detected.
@@ -183,7 +192,22 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
     let named = pasted.format.and_then(Format::parse).filter(|_| pasted.format != Some("zarr"));
     let fixed = store.stack().layers.last().and_then(|l| l.format()).and_then(Format::parse);
     let forced = fixed.or(options.format).or(named);
-    let opened = detect_in(c, &place, forced, options.scale, store.clone()).await.map_err(|e| store.name_error(e))?;
+    let plain = pasted.stages.is_empty() && options.store.is_none() && options.store_settings.is_empty();
+    let opened = match detect_in(c, &place, forced, options.scale.clone(), store.clone()).await {
+        // No node where the URL names one: the object itself may be a store kind's (a TIFF
+        // without its extension), known by its first bytes.
+        // (Not where the URL's extension already said what it is: a `.json` document.)
+        Err(e) if e.code == ErrorCode::NotFound && plain && store.stack().layers.is_empty() && options.path.is_empty() && store::registry::named(&pasted.url).is_none() => {
+            match store::sniff(c, &store, &pasted.url).await {
+                Some(kind) => {
+                    let again = OpenOptions { store: Some(String::from(kind)), ..options };
+                    return Box::pin(detect(c, url, again)).await;
+                }
+                None => return Err(e),
+            }
+        }
+        got => got.map_err(|e| store.name_error(e))?,
+    };
     let container = store.container(c).await;
     Ok(match opened {
         // A group lists its members from consolidated metadata (its own, or its parent's), or

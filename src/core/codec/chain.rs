@@ -75,6 +75,11 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "numcodecs.bz2" => Box::new(super::bz2::Bz2),
         "numcodecs.lzma" => Box::new(super::lzma::Lzma::parse(conf)?),
         "numcodecs.pcodec" => Box::new(super::pcodec::PCodec),
+        // TIFF's, under imagecodecs' names.
+        "imagecodecs_lzw" => Box::new(super::lzw::Lzw),
+        "imagecodecs_packbits" => Box::new(super::tiff_packbits::TiffPackBits),
+        "imagecodecs_delta" => Box::new(super::predictor::HorizontalDelta::parse(conf, ndim)?),
+        "imagecodecs_floatpred" => Box::new(super::predictor::FloatPredictor::parse(conf, ndim)?),
         "sharding_indexed" => return err(
             ErrorCode::UnsupportedCodec,
             "unsupported codec \"sharding_indexed\" combined with other codecs around it (no partial reads possible)",

@@ -30,7 +30,7 @@ pub use raw::Raw;
 pub use reference::{for_each_reference, Reference};
 pub use scan::{first_str, members_at, parse_object_with, Fields, Keep, Nested};
 pub use value::{Iter, Key, Map, Value};
-pub use write::write_str;
+pub use write::{write_f64, write_str};
 
 /// `json!` for tests: serde_json's macro, its text read back by this parser.
 #[cfg(test)]

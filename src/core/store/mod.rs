@@ -20,11 +20,12 @@ mod reads;
 pub mod refs;
 pub mod registry;
 mod stack;
+pub mod tiff;
 pub mod zip;
 
 pub use consolidated::Known;
 pub use kind::{Container, Kind, Mounting, ResolveUrl, Settings};
-pub use mount::{mount, Opening};
+pub use mount::{mount, sniff, Opening};
 pub use reads::{Below, Store};
 pub use registry::Layer;
 pub use stack::Stack;

@@ -110,6 +110,13 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
     Ok((store, root, join_paths(&path, &pasted.path)))
 }
 
+/// The store kind whose first bytes the object at `url` starts with, if one does (a node that
+/// was not found where a URL names one: `https://h/scene` that is a TIFF). One small request.
+pub async fn sniff<C: HttpClient>(c: &C, store: &Store, url: &str) -> Option<&'static str> {
+    let head = store.read(c, url, crate::core::transport::ByteRange::Head(16)).await.ok()??;
+    registry::sniffed(&head.bytes)
+}
+
 impl Store {
     /// The pipeline text that mounts these layers again without a request (a rebuilt array
     /// reads what it read: an Icechunk snapshot, not the branch), or empty without layers.

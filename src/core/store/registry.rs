@@ -116,6 +116,7 @@ kinds! {
     Zip: super::zip::Archive,
     References: super::refs::References,
     Icechunk: super::icechunk::Repo,
+    Tiff: super::tiff::Tiff,
 }
 
 /// The kind that claims the open option `name` (Icechunk claims `branch`).

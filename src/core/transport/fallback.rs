@@ -25,13 +25,14 @@ impl Transport {
                 }
             }
             ByteRange::Range { len: 0, .. } => Ok(Some(RangeRead { bytes: Vec::new(), object_size: None })),
-            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len, false).await,
-            ByteRange::Suffix(0) | ByteRange::Tail(0) | ByteRange::Head(0) => {
+            ByteRange::Range { offset, len } => self.read_range(c, url, offset, len, None).await,
+            ByteRange::Suffix(0) | ByteRange::Tail(0) | ByteRange::Head(0) | ByteRange::Prefix(0) => {
                 Ok(Some(RangeRead { bytes: Vec::new(), object_size: None }))
             }
             ByteRange::Suffix(n) => self.read_suffix(c, url, n, false).await,
             ByteRange::Tail(n) => self.read_suffix(c, url, n, true).await,
-            ByteRange::Head(n) => self.read_range(c, url, 0, n, true).await,
+            ByteRange::Head(n) => self.read_range(c, url, 0, n, Some(true)).await,
+            ByteRange::Prefix(n) => self.read_range(c, url, 0, n, Some(false)).await,
         }
     }
 
@@ -86,21 +87,28 @@ impl Transport {
         if n == 0 {
             return Ok(Some(RangeRead { bytes: Vec::new(), object_size: Some(size) }));
         }
-        let f = self.read_range(c, url, size - n, n, false).await?;
+        let f = self.read_range(c, url, size - n, n, None).await?;
         Ok(f.map(|f| RangeRead { bytes: f.bytes, object_size: Some(size) }))
     }
 
-    /// `len` bytes at `offset`; `at_most` (a head read, at 0): fewer when the object ends sooner,
-    /// the answer's length its end unless a visible `Content-Range` says otherwise.
-    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64, at_most: bool) -> Result<Option<RangeRead>> {
+    /// `len` bytes at `offset`; `head` (a read at 0): fewer when the object ends sooner, the
+    /// answer's length its end unless a visible `Content-Range` says otherwise — `Some(true)`: a
+    /// hint (sent once, a whole answer longer than `len` refused), `Some(false)`: a prefix read
+    /// as any range is.
+    async fn read_range<C: HttpClient>(&self, c: &C, url: &str, offset: u64, len: u64, head: Option<bool>) -> Result<Option<RangeRead>> {
+        let at_most = head.is_some();
         let last = offset.checked_add(len - 1).ok_or_else(|| short(url, "range overflows"))?;
-        let range = if at_most { ByteRange::Head(len) } else { ByteRange::Range { offset, len } };
+        let range = match head {
+            Some(true) => ByteRange::Head(len),
+            Some(false) => ByteRange::Prefix(len),
+            None => ByteRange::Range { offset, len },
+        };
         // An answer that is not the range asked for is asked for once more, then an error:
         // never data.
         let mut tries = 0;
         loop {
             tries += 1;
-            let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len)), at_most.then_some(len)).await?;
+            let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len)), (head == Some(true)).then_some(len)).await?;
             let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
                 Status::Whole => return self.keep_whole(url, r.body, range).map(Some),

@@ -85,6 +85,9 @@ pub enum ByteRange {
     /// The first `n` bytes, or the whole object when it is shorter (a zip archive's start); a
     /// hint: a server that ignores the range and sends more is `TooLarge`, not read on.
     Head(u64),
+    /// The first `n` bytes, or the whole object when it is shorter (a TIFF's header and
+    /// directories); read as any range is (retried, a whole answer kept).
+    Prefix(u64),
 }
 
 /// `bytes a-b/total` → (a, b, total); total may be `*`.

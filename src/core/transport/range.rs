@@ -30,7 +30,7 @@ pub fn within(url: &str, size: u64, range: ByteRange) -> Result<(u64, u64)> {
         }
         ByteRange::Suffix(n) => Ok((size - n, n)),
         ByteRange::Tail(n) => Ok((size - n.min(size), n.min(size))),
-        ByteRange::Head(n) => Ok((0, n.min(size))),
+        ByteRange::Head(n) | ByteRange::Prefix(n) => Ok((0, n.min(size))),
     }
 }
 

@@ -1,0 +1,324 @@
+//! One TIFF image (a directory) as a Zarr v3 array: its shape and data type from the tags, its
+//! tiles or strips as the chunks, its compression and predictor as codecs, its GeoTIFF keys as
+//! attributes. Axes: `[y, x]` for one sample per pixel, `[sample, y, x]` for several, whether
+//! the file stores them chunky (interleaved: a transpose in the codecs) or planar.
+use super::ifd::{integers, numbers, text, At, Entry, Header, Ifd};
+use crate::core::error::{Error, ErrorCode, Result};
+use crate::core::json::write_str;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+pub const IMAGE_WIDTH: u16 = 256;
+pub const IMAGE_LENGTH: u16 = 257;
+pub const BITS_PER_SAMPLE: u16 = 258;
+pub const COMPRESSION: u16 = 259;
+pub const PHOTOMETRIC: u16 = 262;
+pub const IMAGE_DESCRIPTION: u16 = 270;
+pub const STRIP_OFFSETS: u16 = 273;
+pub const SAMPLES_PER_PIXEL: u16 = 277;
+pub const ROWS_PER_STRIP: u16 = 278;
+pub const STRIP_BYTE_COUNTS: u16 = 279;
+pub const PLANAR: u16 = 284;
+pub const PREDICTOR: u16 = 317;
+pub const TILE_WIDTH: u16 = 322;
+pub const TILE_LENGTH: u16 = 323;
+pub const TILE_OFFSETS: u16 = 324;
+pub const TILE_BYTE_COUNTS: u16 = 325;
+pub const SAMPLE_FORMAT: u16 = 339;
+pub const NEW_SUBFILE_TYPE: u16 = 254;
+pub const MODEL_PIXEL_SCALE: u16 = 33550;
+pub const MODEL_TIEPOINT: u16 = 33922;
+pub const MODEL_TRANSFORMATION: u16 = 34264;
+pub const GEO_KEY_DIRECTORY: u16 = 34735;
+pub const GDAL_NODATA: u16 = 42113;
+
+/// Tags whose values describe the image (read before it is described, where not inline).
+pub const DESCRIBING: [u16; 7] =
+    [BITS_PER_SAMPLE, SAMPLE_FORMAT, GDAL_NODATA, MODEL_PIXEL_SCALE, MODEL_TIEPOINT, MODEL_TRANSFORMATION, GEO_KEY_DIRECTORY];
+
+/// An image, described.
+#[derive(Clone, Debug)]
+pub struct Image {
+    pub zarr_json: Vec<u8>,
+    /// Chunks along [sample planes, y, x] (planes: 1 unless planar).
+    pub chunks: [u64; 3],
+    /// Where the chunks' offsets and byte counts are.
+    pub offsets: Entry,
+    pub counts: Entry,
+    /// A reduced-resolution image (an overview), or a mask.
+    pub subfile: u64,
+    pub width: u64,
+    pub height: u64,
+    axes: usize,
+}
+
+fn unsupported(file: &str, ifd: usize, what: String) -> Error {
+    Error::new(ErrorCode::UnsupportedFormat, format!("{file}: image {ifd}: {what} is not read"))
+}
+
+/// The values of an image's tags as read (inline or fetched), by tag.
+pub struct Values<'a> {
+    pub header: &'a Header,
+    pub ifd: &'a Ifd,
+    pub fetched: &'a [(u16, Vec<u8>)],
+}
+
+impl Values<'_> {
+    fn bytes(&self, tag: u16) -> Option<(&Entry, &[u8])> {
+        let e = self.ifd.get(tag)?;
+        match &e.at {
+            At::Inline(v) => Some((e, &v[..])),
+            At::Offset(_) => self.fetched.iter().find(|(t, _)| *t == tag).map(|(_, b)| (e, b.as_slice())),
+        }
+    }
+    pub fn ints(&self, tag: u16) -> Option<Vec<u64>> {
+        let (e, b) = self.bytes(tag)?;
+        integers(self.header, e, b)
+    }
+    pub fn int(&self, tag: u16) -> Option<u64> {
+        self.ints(tag)?.first().copied()
+    }
+    pub fn floats(&self, tag: u16) -> Option<Vec<f64>> {
+        let (e, b) = self.bytes(tag)?;
+        numbers(self.header, e, b)
+    }
+    pub fn text(&self, tag: u16) -> Option<String> {
+        self.bytes(tag).map(|(_, b)| text(b))
+    }
+}
+
+/// The Zarr data type of (SampleFormat, BitsPerSample).
+fn dtype(format: u64, bits: u64) -> Option<&'static str> {
+    Some(match (format, bits) {
+        (1, 8) => "uint8",
+        (1, 16) => "uint16",
+        (1, 32) => "uint32",
+        (1, 64) => "uint64",
+        (2, 8) => "int8",
+        (2, 16) => "int16",
+        (2, 32) => "int32",
+        (2, 64) => "int64",
+        (3, 16) => "float16",
+        (3, 32) => "float32",
+        (3, 64) => "float64",
+        _ => return None,
+    })
+}
+
+fn list(out: &mut String, v: &[u64]) {
+    out.push('[');
+    for (k, x) in v.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!("{x}"));
+    }
+    out.push(']');
+}
+
+/// A number as JSON (a float's non-finite values as Zarr v3 spells them; one beyond what
+/// `write_f64` writes, as its bits: `"0x…"`).
+fn number(x: f64) -> String {
+    let mut s = String::new();
+    if x.is_nan() {
+        s.push_str("\"NaN\"");
+    } else if x.is_infinite() {
+        s.push_str(if x > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+    } else if !crate::core::json::write_f64(&mut s, x) {
+        s = format!("\"0x{:016x}\"", x.to_bits());
+    }
+    s
+}
+
+impl Image {
+    /// Image `index` (directory `v.ifd`) of `file`.
+    pub fn new(file: &str, index: usize, v: &Values) -> Result<Image> {
+        let bad = |what: &str| super::ifd::corrupt(file, format!("image {index}: {what}"));
+        let width = v.int(IMAGE_WIDTH).filter(|&w| w > 0).ok_or_else(|| bad("no ImageWidth"))?;
+        let height = v.int(IMAGE_LENGTH).filter(|&h| h > 0).ok_or_else(|| bad("no ImageLength"))?;
+        let samples = v.int(SAMPLES_PER_PIXEL).unwrap_or(1);
+        if samples == 0 || samples > 1 << 16 {
+            return Err(bad(&format!("SamplesPerPixel {samples}")));
+        }
+        let bits = v.ints(BITS_PER_SAMPLE).unwrap_or_else(|| alloc::vec![1]);
+        if bits.iter().any(|&b| b != bits[0]) {
+            return Err(unsupported(file, index, format!("BitsPerSample {bits:?} (samples of different sizes)")));
+        }
+        let format = v.ints(SAMPLE_FORMAT).and_then(|f| f.first().copied()).unwrap_or(1);
+        let dtype = dtype(format, bits[0])
+            .ok_or_else(|| unsupported(file, index, format!("BitsPerSample {} of SampleFormat {format}", bits[0])))?;
+        let planar = v.int(PLANAR).unwrap_or(1) == 2 && samples > 1;
+        let (tw, th, offsets, counts) = match (v.int(TILE_WIDTH), v.int(TILE_LENGTH)) {
+            (Some(tw), Some(th)) => (tw, th, TILE_OFFSETS, TILE_BYTE_COUNTS),
+            _ => (width, v.int(ROWS_PER_STRIP).unwrap_or(height).min(height), STRIP_OFFSETS, STRIP_BYTE_COUNTS),
+        };
+        if tw == 0 || th == 0 {
+            return Err(bad("a tile or strip of no size"));
+        }
+        let tiled = offsets == TILE_OFFSETS;
+        let planes = if planar { samples } else { 1 };
+        let chunks = [planes, height.div_ceil(th), width.div_ceil(tw)];
+        let offsets = *v.ifd.get(offsets).ok_or_else(|| bad("no tile or strip offsets"))?;
+        let counts = *v.ifd.get(counts).ok_or_else(|| bad("no tile or strip byte counts"))?;
+        let n = chunks.iter().try_fold(1u64, |n, &c| n.checked_mul(c)).ok_or_else(|| bad("too many tiles"))?;
+        if offsets.count != n || counts.count != n {
+            return Err(bad(&format!("{} offsets and {} byte counts for {n} tiles or strips", offsets.count, counts.count)));
+        }
+        let codecs = codecs(file, index, v, samples, planar, dtype)?;
+        // Strips: the last one holds only the rows left (a rectilinear grid's last chunk).
+        let (shape, chunk): (Vec<u64>, Vec<u64>) = match (samples, planar) {
+            (1, _) => (alloc::vec![height, width], alloc::vec![th, tw]),
+            (s, false) => (alloc::vec![s, height, width], alloc::vec![s, th, tw]),
+            (s, true) => (alloc::vec![s, height, width], alloc::vec![1, th, tw]),
+        };
+        let mut j = String::from("{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
+        list(&mut j, &shape);
+        j.push_str(",\"data_type\":");
+        write_str(&mut j, dtype);
+        if tiled || height % th == 0 {
+            j.push_str(",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
+            list(&mut j, &chunk);
+            j.push_str("}}");
+        } else {
+            let last = height - th * (chunks[1] - 1);
+            let rows = format!("[[{th},{}],{last}]", chunks[1] - 1);
+            j.push_str(",\"chunk_grid\":{\"name\":\"rectilinear\",\"configuration\":{\"kind\":\"inline\",\"chunk_shapes\":[");
+            let axes = chunk.len();
+            for (k, &c) in chunk.iter().enumerate() {
+                if k == axes - 2 {
+                    j.push_str(&rows);
+                } else {
+                    j.push_str(&format!("{c}"));
+                }
+                j.push(if k + 1 < axes { ',' } else { ']' });
+            }
+            j.push_str("}}");
+        }
+        j.push_str(",\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}");
+        let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
+        j.push_str(",\"fill_value\":");
+        j.push_str(&number(nodata.unwrap_or(0.0)));
+        j.push_str(",\"codecs\":");
+        j.push_str(&codecs);
+        j.push_str(",\"dimension_names\":");
+        j.push_str(if samples > 1 { "[\"sample\",\"y\",\"x\"]" } else { "[\"y\",\"x\"]" });
+        j.push_str(",\"attributes\":");
+        attributes(&mut j, index, v, nodata);
+        j.push('}');
+        let subfile = v.int(NEW_SUBFILE_TYPE).unwrap_or(0);
+        let axes = shape.len();
+        Ok(Image { zarr_json: j.into_bytes(), chunks, offsets, counts, subfile, width, height, axes })
+    }
+
+    /// How many axes the array has (2, or 3 with samples).
+    pub fn zarr_json_axes(&self) -> usize {
+        self.axes
+    }
+
+    /// The index of the tile or strip at chunk `coords` (in the array's axes).
+    pub fn tile(&self, coords: &[u64]) -> Option<u64> {
+        let (s, y, x) = match *coords {
+            [y, x] => (0, y, x),
+            [s, y, x] => (s, y, x),
+            _ => return None,
+        };
+        let [ns, ny, nx] = self.chunks;
+        (s < ns && y < ny && x < nx).then(|| (s * ny + y) * nx + x)
+    }
+}
+
+/// The codecs (encoding order, as JSON) of an image's tiles.
+fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtype: &str) -> Result<String> {
+    let mut c: Vec<String> = Vec::new();
+    // The encoded tile: [y, x] (one sample), [y, x, sample] (chunky), [1, y, x] (planar).
+    let x_axis = if planar { 2 } else { 1 };
+    if samples > 1 && !planar {
+        c.push(String::from("{\"name\":\"transpose\",\"configuration\":{\"order\":[1,2,0]}}"));
+    }
+    let endian = if v.header.big_endian { "big" } else { "little" };
+    let bytes = format!("{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"{endian}\"}}}}");
+    match v.int(PREDICTOR).unwrap_or(1) {
+        1 => c.push(bytes),
+        2 => {
+            c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{{\"axis\":{x_axis}}}}}"));
+            c.push(bytes);
+        }
+        3 => c.push(format!("{{\"name\":\"imagecodecs_floatpred\",\"configuration\":{{\"axis\":{x_axis}}}}}")),
+        p => return Err(unsupported(file, index, format!("Predictor {p}"))),
+    }
+    match v.int(super::image::COMPRESSION).unwrap_or(1) {
+        1 => {}
+        5 => c.push(String::from("{\"name\":\"imagecodecs_lzw\"}")),
+        8 | 32946 => c.push(String::from("{\"name\":\"numcodecs.zlib\"}")),
+        32773 => c.push(String::from("{\"name\":\"imagecodecs_packbits\"}")),
+        50000 => c.push(String::from("{\"name\":\"zstd\"}")),
+        n => {
+            let name = match n {
+                6 | 7 => "JPEG",
+                34887 => "LERC",
+                50001 => "WebP",
+                50002 | 52546 => "JPEG XL",
+                34925 => "LZMA",
+                _ => "an unknown scheme",
+            };
+            return Err(unsupported(file, index, format!("Compression {n} ({name})")));
+        }
+    }
+    let _ = dtype;
+    let mut out = String::from("[");
+    out.push_str(&c.join(","));
+    out.push(']');
+    Ok(out)
+}
+
+/// The array's attributes: the directory it is, and its georeferencing (GeoTIFF).
+fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
+    j.push_str(&format!("{{\"tiff\":{{\"ifd\":{index}"));
+    for (name, tag) in [("compression", COMPRESSION), ("photometric", PHOTOMETRIC), ("subfile_type", NEW_SUBFILE_TYPE)] {
+        if let Some(x) = v.int(tag) {
+            j.push_str(&format!(",\"{name}\":{x}"));
+        }
+    }
+    j.push('}');
+    let transform = match (v.floats(MODEL_TRANSFORMATION), v.floats(MODEL_PIXEL_SCALE), v.floats(MODEL_TIEPOINT)) {
+        (Some(m), _, _) if m.len() >= 16 => Some([m[3], m[0], m[1], m[7], m[4], m[5]]),
+        (_, Some(s), Some(t)) if s.len() >= 2 && t.len() >= 6 => {
+            Some([t[3] - t[0] * s[0], s[0], 0.0, t[4] + t[1] * s[1], 0.0, -s[1]])
+        }
+        _ => None,
+    };
+    let keys = v.ints(GEO_KEY_DIRECTORY).unwrap_or_default();
+    let key = |id: u64| keys.chunks(4).skip(1).find(|k| k.len() == 4 && k[0] == id && k[1] == 0).map(|k| k[3]);
+    let epsg = key(3072).or_else(|| key(2048)).filter(|&c| c > 0 && c < 32767);
+    if transform.is_some() || epsg.is_some() || nodata.is_some() {
+        j.push_str(",\"geotiff\":{");
+        let mut first = true;
+        let mut sep = |j: &mut String| {
+            if !first {
+                j.push(',');
+            }
+            first = false;
+        };
+        if let Some(t) = transform {
+            sep(j);
+            j.push_str("\"geotransform\":[");
+            j.push_str(&t.iter().map(|x| number(*x)).collect::<Vec<_>>().join(","));
+            j.push(']');
+        }
+        if let Some(c) = epsg {
+            sep(j);
+            j.push_str(&format!("\"epsg\":{c}"));
+        }
+        if let Some(r) = key(1025) {
+            sep(j);
+            j.push_str(if r == 2 { "\"raster_type\":\"point\"" } else { "\"raster_type\":\"area\"" });
+        }
+        if let Some(n) = nodata {
+            sep(j);
+            j.push_str(&format!("\"nodata\":{}", number(n)));
+        }
+        j.push('}');
+    }
+    j.push('}');
+}

@@ -1,0 +1,155 @@
+//! TIFF files through the store kind `tiff`: georeferencing as GDAL reads it, a COG's overviews
+//! as a multiscale, requests counted at the server, detection by the first bytes, and hostile
+//! files as typed errors. (Every case of `manifest-tiff.json` is also read value by value by the
+//! shared fixture suites.)
+mod common;
+
+use common::fixture_files;
+use futures_executor::block_on;
+use serde_json::Value;
+use shardfetch::core::open::{open, OpenOptions, Opened};
+use shardfetch::core::read::read_chunk;
+use shardfetch::core::transport::memory::ObjectServer;
+use shardfetch::core::ErrorCode;
+
+const BASE: &str = "mem://fixtures";
+
+fn manifest() -> Value {
+    let p = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/manifest-tiff.json");
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
+fn file(name: &str) -> Vec<u8> {
+    std::fs::read(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/data/tiff").join(name)).unwrap()
+}
+
+fn at(path: &str) -> OpenOptions {
+    OpenOptions { path: path.into(), ..OpenOptions::default() }
+}
+
+#[test]
+fn georeferencing_is_gdals() {
+    let m = manifest();
+    let s = fixture_files(BASE, None);
+    for c in m["cases"].as_array().unwrap().iter().filter(|c| c.get("geotiff").is_some()) {
+        let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
+        let Opened::Array(a) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap()))).unwrap() else { panic!() };
+        let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
+        let (got, want) = (&attrs["geotiff"], &c["geotiff"]);
+        assert_eq!(got["epsg"], want["epsg"], "{url}");
+        let g: Vec<f64> = got["geotransform"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let w: Vec<f64> = want["geotransform"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(g, w, "{url}");
+        if !want["nodata"].is_null() {
+            assert_eq!(got["nodata"].as_f64(), want["nodata"].as_f64(), "{url}");
+        }
+    }
+}
+
+/// A COG's directories come with its first read; its first tile is one more request.
+#[test]
+fn a_cog_opens_in_one_request_and_its_first_tile_in_one_more() {
+    let s = fixture_files(BASE, None);
+    let url = format!("{BASE}/data/tiff/gd_cog_f32.tif");
+    let Opened::Group(g) = block_on(open(&s, &url, OpenOptions::default())).unwrap() else { panic!("a group") };
+    assert_eq!(s.requests(), 1, "{:?}", s.log());
+    let attrs: Value = serde_json::from_str(g.attributes.as_str()).unwrap();
+    let paths: Vec<&str> = attrs["multiscales"][0]["datasets"].as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["0", "1", "2"]);
+    assert_eq!(g.children.iter().map(|(n, a)| (n.as_str(), *a)).collect::<Vec<_>>(), [("0", true), ("1", true), ("2", true)]);
+    let opened = block_on(open(&s, &url, OpenOptions { stack: g.stack.clone(), ..at("0") })).unwrap();
+    let Opened::Array(a) = opened else { panic!() };
+    assert_eq!(s.requests(), 1, "the image's metadata is the group's: {:?}", s.log());
+    block_on(read_chunk(&a, &s, &[0, 0])).unwrap();
+    assert_eq!(s.requests(), 2, "{:?}", s.log());
+}
+
+/// A TIFF behind a URL without its extension opens by its first bytes.
+#[test]
+fn a_tiff_without_its_extension_is_known_by_its_first_bytes() {
+    let s = ObjectServer::new();
+    s.put("https://h/scene", file("tf_u16_deflate_pred.tif"));
+    let Opened::Array(a) = block_on(open(&s, "https://h/scene", OpenOptions::default())).unwrap() else { panic!() };
+    assert_eq!(a.metadata().shape, [130, 170]);
+    assert_eq!(a.container().map(|c| c.kind), Some("tiff"));
+}
+
+fn le_u32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// The entry of `tag` in the first directory of a classic little-endian TIFF: its position.
+fn entry(b: &[u8], tag: u16) -> usize {
+    let ifd = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+    let n = u16::from_le_bytes(b[ifd..ifd + 2].try_into().unwrap()) as usize;
+    (0..n).map(|k| ifd + 2 + 12 * k).find(|&e| u16::from_le_bytes(b[e..e + 2].try_into().unwrap()) == tag).unwrap()
+}
+
+/// `b` with the integer array of `tag` (SHORT or LONG) replaced by LONGs appended at its end,
+/// changed by `change`.
+fn with_longs(b: &[u8], tag: u16, change: impl Fn(&mut Vec<u32>)) -> Vec<u8> {
+    let mut b = b.to_vec();
+    let e = entry(&b, tag);
+    let typ = u16::from_le_bytes(b[e + 2..e + 4].try_into().unwrap());
+    let n = u32::from_le_bytes(b[e + 4..e + 8].try_into().unwrap()) as usize;
+    let at = u32::from_le_bytes(b[e + 8..e + 12].try_into().unwrap()) as usize;
+    let mut v: Vec<u32> = (0..n)
+        .map(|k| match typ {
+            3 => u16::from_le_bytes(b[at + 2 * k..at + 2 * k + 2].try_into().unwrap()) as u32,
+            _ => u32::from_le_bytes(b[at + 4 * k..at + 4 * k + 4].try_into().unwrap()),
+        })
+        .collect();
+    change(&mut v);
+    let new = b.len() as u32;
+    b.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+    b[e + 2..e + 4].copy_from_slice(&4u16.to_le_bytes());
+    le_u32(&mut b, e + 8, new);
+    b
+}
+
+#[test]
+fn hostile_files_are_typed_errors_naming_the_file() {
+    let good = file("tf_u8_strips.tif");
+    let url = "https://h/bad.tif";
+    let try_open = |bytes: Vec<u8>| {
+        let s = ObjectServer::new();
+        s.put(url, bytes);
+        match block_on(open(&s, url, OpenOptions::default())) {
+            Ok(Opened::Array(a)) => (0..7u64).map(|y| block_on(read_chunk(&a, &s, &[y, 0])).map(drop)).find(Result::is_err).unwrap_or(Ok(())),
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        }
+    };
+    let check = |what: &str, bytes: Vec<u8>, code: ErrorCode| {
+        let e = try_open(bytes).expect_err(what);
+        assert_eq!(e.code, code, "{what}: {e}");
+        assert!(e.message.contains(url), "{what}: {e}");
+    };
+    // The directory chain loops back to the first directory.
+    let mut b = good.clone();
+    let ifd = u32::from_le_bytes(b[4..8].try_into().unwrap()) as usize;
+    let n = u16::from_le_bytes(b[ifd..ifd + 2].try_into().unwrap()) as usize;
+    le_u32(&mut b, ifd + 2 + 12 * n, ifd as u32);
+    check("a looping chain", b, ErrorCode::CorruptShard);
+    // The first directory past the end.
+    let mut b = good.clone();
+    le_u32(&mut b, 4, 1 << 30);
+    check("a directory past the end", b, ErrorCode::CorruptShard);
+    // 2^32-1 x 2^32-1 pixels (LONG width and length).
+    let mut b = good.clone();
+    for tag in [256u16, 257] {
+        let e = entry(&b, tag);
+        b[e + 2..e + 4].copy_from_slice(&4u16.to_le_bytes());
+        le_u32(&mut b, e + 4, 1);
+        le_u32(&mut b, e + 8, u32::MAX);
+    }
+    let e = try_open(b).expect_err("huge");
+    assert!(matches!(e.code, ErrorCode::CorruptShard | ErrorCode::TooLarge), "{e}");
+    // A strip claiming 4 GiB.
+    check("a strip of 4 GiB", with_longs(&good, 279, |v| v[0] = u32::MAX), ErrorCode::TooLarge);
+    // A strip past the end (its offset beyond the file).
+    let n = good.len() as u32;
+    check("a strip past the end", with_longs(&good, 273, |v| v[0] += n), ErrorCode::CorruptShard);
+    // Not a TIFF at all.
+    check("no header", b"not a tiff".to_vec(), ErrorCode::CorruptShard);
+}
