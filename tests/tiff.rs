@@ -20,7 +20,8 @@ fn manifest() -> Value {
 }
 
 fn file(name: &str) -> Vec<u8> {
-    std::fs::read(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/data/tiff").join(name)).unwrap()
+    std::fs::read(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/data/tiff").join(name))
+        .unwrap()
 }
 
 fn at(path: &str) -> OpenOptions {
@@ -33,7 +34,8 @@ fn georeferencing_is_gdals() {
     let s = fixture_files(BASE, None);
     for c in m["cases"].as_array().unwrap().iter().filter(|c| c.get("geotiff").is_some()) {
         let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
-        let Opened::Array(a) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap()))).unwrap() else { panic!() };
+        let path = c["open"]["path"].as_str().unwrap_or("");
+        let Opened::Array(a) = block_on(open(&s, &url, at(path))).unwrap() else { panic!() };
         let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
         let (got, want) = (&attrs["geotiff"], &c["geotiff"]);
         assert_eq!(got["epsg"], want["epsg"], "{url}");
@@ -54,9 +56,13 @@ fn a_cog_opens_in_one_request_and_its_first_tile_in_one_more() {
     let Opened::Group(g) = block_on(open(&s, &url, OpenOptions::default())).unwrap() else { panic!("a group") };
     assert_eq!(s.requests(), 1, "{:?}", s.log());
     let attrs: Value = serde_json::from_str(g.attributes.as_str()).unwrap();
-    let paths: Vec<&str> = attrs["multiscales"][0]["datasets"].as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap()).collect();
+    let paths: Vec<&str> =
+        attrs["multiscales"][0]["datasets"].as_array().unwrap().iter().map(|d| d["path"].as_str().unwrap()).collect();
     assert_eq!(paths, ["0", "1", "2"]);
-    assert_eq!(g.children.iter().map(|(n, a)| (n.as_str(), *a)).collect::<Vec<_>>(), [("0", true), ("1", true), ("2", true)]);
+    assert_eq!(
+        g.children.iter().map(|(n, a)| (n.as_str(), *a)).collect::<Vec<_>>(),
+        [("0", true), ("1", true), ("2", true)]
+    );
     let opened = block_on(open(&s, &url, OpenOptions { stack: g.stack.clone(), ..at("0") })).unwrap();
     let Opened::Array(a) = opened else { panic!() };
     assert_eq!(s.requests(), 1, "the image's metadata is the group's: {:?}", s.log());
@@ -115,7 +121,10 @@ fn hostile_files_are_typed_errors_naming_the_file() {
         let s = ObjectServer::new();
         s.put(url, bytes);
         match block_on(open(&s, url, OpenOptions::default())) {
-            Ok(Opened::Array(a)) => (0..7u64).map(|y| block_on(read_chunk(&a, &s, &[y, 0])).map(drop)).find(Result::is_err).unwrap_or(Ok(())),
+            Ok(Opened::Array(a)) => (0..7u64)
+                .map(|y| block_on(read_chunk(&a, &s, &[y, 0])).map(drop))
+                .find(Result::is_err)
+                .unwrap_or(Ok(())),
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         }
@@ -152,4 +161,60 @@ fn hostile_files_are_typed_errors_naming_the_file() {
     check("a strip past the end", with_longs(&good, 273, |v| v[0] += n), ErrorCode::CorruptShard);
     // Not a TIFF at all.
     check("no header", b"not a tiff".to_vec(), ErrorCode::CorruptShard);
+}
+
+/// An OME-TIFF pyramid is an OME-Zarr image: levels from its SubIFDs, axes t, c, z, y, x with
+/// the physical sizes and channel names its OME-XML gives.
+#[test]
+fn an_ome_tiff_is_an_ome_zarr_image() {
+    use shardfetch::core::metadata::multiscale::ome_in;
+    let s = fixture_files(BASE, None);
+    let url = format!("{BASE}/data/tiff/tf_ome_pyramid.ome.tif");
+    let Opened::Group(g) = block_on(open(&s, &url, OpenOptions::default())).unwrap() else { panic!("a group") };
+    let m = ome_in(g.attributes.as_str().as_bytes(), None).unwrap().unwrap();
+    let axes: Vec<(String, Option<String>)> = m.axes.iter().map(|a| (a.name.clone(), a.unit.clone())).collect();
+    assert_eq!(axes[0].0, "t");
+    assert_eq!(axes[4], ("x".to_string(), Some("micrometer".to_string())));
+    let paths: Vec<&str> = m.levels.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["0", "1", "2"]);
+    assert_eq!(m.levels[1].scale, [1.0, 1.0, 2.0, 1.0, 1.0]);
+    let labels: Vec<&str> = m.omero.as_ref().unwrap()["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["DAPI", "GFP", "RFP"]);
+    // A plane far in the file, at a reduced level: read through its directory's SubIFDs.
+    let Opened::Array(a) = block_on(open(&s, &url, OpenOptions { stack: g.stack.clone(), ..at("1") })).unwrap() else {
+        panic!()
+    };
+    assert_eq!(a.metadata().shape, [2, 3, 4, 48, 40]);
+    // Plane (t 1, c 2, z 3) is the 24th directory: the chain is followed to it by windows of
+    // 64 KiB (each holding the next few directories here), then its SubIFDs, then the tile.
+    let before = s.requests();
+    block_on(read_chunk(&a, &s, &[1, 2, 3, 1, 1])).unwrap();
+    let cold = s.requests() - before;
+    assert!(cold <= 10, "{cold}: {:?}", &s.log()[before..]);
+    // The chain is known now: another plane before it costs its SubIFDs and its tile.
+    let before = s.requests();
+    block_on(read_chunk(&a, &s, &[1, 1, 0, 0, 0])).unwrap();
+    assert!(s.requests() - before <= 3, "{:?}", &s.log()[before..]);
+}
+
+#[test]
+fn concurrent_reads_follow_an_ome_chain_once() {
+    // Reads of many planes at once (a viewer's tiles) each walk the directory chain; the walks
+    // interleave (the server yields before answering) and must agree, not see a loop.
+    let s = fixture_files(BASE, None);
+    s.yields.set(2);
+    let url = format!("{BASE}/data/tiff/tf_ome_pyramid.ome.tif");
+    let Opened::Array(a) = block_on(open(&s, &url, at("1"))).unwrap() else { panic!() };
+    let coords: Vec<[u64; 5]> = (0..2)
+        .flat_map(|t| (0..3).flat_map(move |c| (0..4).map(move |z| [t, c, z, 1, 1])))
+        .collect();
+    let reads = coords.iter().map(|k| read_chunk(&a, &s, k));
+    for r in block_on(futures_util::future::join_all(reads)) {
+        r.unwrap();
+    }
 }

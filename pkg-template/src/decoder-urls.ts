@@ -17,6 +17,7 @@ const URLS: Record<string, () => URL> = {
   bz2: () => new URL("./wasm/decoders/bz2.wasm", import.meta.url),
   lzma: () => new URL("./wasm/decoders/lzma.wasm", import.meta.url),
   pcodec: () => new URL("./wasm/decoders/pcodec.wasm", import.meta.url),
+  compresso: () => new URL("./wasm/decoders/compresso.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */

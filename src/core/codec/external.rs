@@ -1,5 +1,5 @@
-//! Decoders kept outside this module: jpeg, png, jxl, bz2, lzma and pcodec are large and few
-//! arrays use them, so the npm package ships each as a wasm module of its own (`decoders/*`),
+//! Decoders kept outside this module: jpeg, png, jxl, bz2, lzma, pcodec and compresso are large
+//! and few arrays use them, so the npm package ships each as a wasm module of its own (`decoders/*`),
 //! fetched when an opened array names it; natively they are linked in (feature
 //! `native-decoders`). The codecs here that need one hand it the stored bytes and check what
 //! comes back; the decoder behind [`Decoders`] is the binding's (or the linked crates').
@@ -8,7 +8,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 /// Every external decoder, by name.
-pub const NAMES: [&str; 6] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec"];
+pub const NAMES: [&str; 7] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso"];
 
 /// Runs external decoders: `decode(name, input, args)` as decoder `name`'s calling convention
 /// says (see each `decoders/<name>` crate: numeric arguments, bytes out).
@@ -46,6 +46,7 @@ impl Decoders for Linked {
             "bz2" => shardfetch_bz2::decode(input, args),
             "lzma" => shardfetch_lzma::decode(input, args),
             "pcodec" => shardfetch_pcodec::decode(input, args),
+            "compresso" => shardfetch_compresso::decode(input, args),
             _ => return Err(Error::new(ErrorCode::UnsupportedCodec, format!("no decoder named \"{name}\""))),
         };
         got.map_err(|f| failure(name, f.code, &f.message))

@@ -34,6 +34,7 @@ pub mod png;
 pub mod predictor;
 pub mod scale_offset;
 pub mod shuffle;
+pub mod tiff_jpeg;
 pub mod tiff_packbits;
 pub mod transpose;
 pub mod vlen;

@@ -23,7 +23,7 @@ mod scan;
 mod value;
 mod write;
 
-pub use base64::base64;
+pub use base64::{base64, to_base64};
 pub use number::Number;
 pub use parse::{parse, validate, Error, MAX_DEPTH};
 pub use raw::Raw;

@@ -36,6 +36,7 @@ use dedup::Dedup;
 use http::{classify, Status};
 use limit::Budget;
 use crate::core::error::{Error, ErrorCode, Result};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
@@ -43,6 +44,9 @@ use alloc::vec::Vec;
 use core::any::Any;
 use core::cell::{Cell, RefCell};
 use core::future::Future;
+
+/// A memo's value being computed, with its size in bytes.
+type Computed<'a> = core::pin::Pin<Box<dyn Future<Output = Result<(Rc<dyn Any>, usize)>> + 'a>>;
 
 /// What the cache holds about one object, keyed by (URL, slot).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -203,24 +207,42 @@ impl Transport {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
-        let key: Key = (url.to_string(), Slot::Derived(key));
-        let cached = self.cache.borrow_mut().get(&key);
-        if let Some(Entry::Derived(v)) = cached {
-            if let Ok(v) = v.downcast::<V>() {
+        let work = || -> Computed<'_> {
+            let f = work();
+            Box::pin(async move {
+                let v = f.await?;
+                let n = size(&v);
+                Ok((Rc::new(v) as Rc<dyn Any>, n))
+            })
+        };
+        let v = self.memo_any(c, url, key, &work).await?;
+        v.downcast::<V>().map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
+    }
+
+    /// [`memo`](Self::memo) apart from the value's type: one function for every kind of value
+    /// (the module carries it once, not once per type).
+    #[inline(never)]
+    fn memo_any<'a, C: HttpClient>(
+        &'a self,
+        c: &'a C,
+        url: &'a str,
+        key: Vec<u64>,
+        work: &'a dyn Fn() -> Computed<'a>,
+    ) -> core::pin::Pin<Box<dyn Future<Output = Result<Rc<dyn Any>>> + 'a>> {
+        Box::pin(async move {
+            let key: Key = (url.to_string(), Slot::Derived(key));
+            if let Some(Entry::Derived(v)) = self.cache.borrow_mut().get(&key) {
                 self.count(|s| s.memo_hits += 1);
                 return Ok(v);
             }
-        }
-        let compute = || async {
-            let v = work().await?;
-            self.count(|s| s.memo_fills += 1);
-            let n = size(&v);
-            let v: Rc<dyn Any> = Rc::new(v);
-            self.cache.borrow_mut().put(key.clone(), Entry::Derived(v.clone()), n);
-            Ok(v)
-        };
-        let v = self.memos.run(key.clone(), || c.is_aborted(), compute).await?;
-        v.downcast::<V>().map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
+            let compute = || async {
+                let (v, n) = work().await?;
+                self.count(|s| s.memo_fills += 1);
+                self.cache.borrow_mut().put(key.clone(), Entry::Derived(v.clone()), n);
+                Ok(v)
+            };
+            self.memos.run(key.clone(), || c.is_aborted(), compute).await
+        })
     }
 }
 

@@ -32,25 +32,43 @@ pub const MODEL_TIEPOINT: u16 = 33922;
 pub const MODEL_TRANSFORMATION: u16 = 34264;
 pub const GEO_KEY_DIRECTORY: u16 = 34735;
 pub const GDAL_NODATA: u16 = 42113;
+pub const JPEG_TABLES: u16 = 347;
 
 /// Tags whose values describe the image (read before it is described, where not inline).
-pub const DESCRIBING: [u16; 7] =
-    [BITS_PER_SAMPLE, SAMPLE_FORMAT, GDAL_NODATA, MODEL_PIXEL_SCALE, MODEL_TIEPOINT, MODEL_TRANSFORMATION, GEO_KEY_DIRECTORY];
+pub const DESCRIBING: [u16; 8] = [
+    BITS_PER_SAMPLE,
+    SAMPLE_FORMAT,
+    GDAL_NODATA,
+    MODEL_PIXEL_SCALE,
+    MODEL_TIEPOINT,
+    MODEL_TRANSFORMATION,
+    GEO_KEY_DIRECTORY,
+    JPEG_TABLES,
+];
 
-/// An image, described.
+/// An image (one directory), described.
 #[derive(Clone, Debug)]
-pub struct Image {
-    pub zarr_json: Vec<u8>,
-    /// Chunks along [sample planes, y, x] (planes: 1 unless planar).
-    pub chunks: [u64; 3],
-    /// Where the chunks' offsets and byte counts are.
-    pub offsets: Entry,
-    pub counts: Entry,
-    /// A reduced-resolution image (an overview), or a mask.
-    pub subfile: u64,
+pub struct Desc {
+    pub dtype: &'static str,
     pub width: u64,
     pub height: u64,
-    axes: usize,
+    pub samples: u64,
+    pub planar: bool,
+    /// A tile's (or strip's) height and width.
+    pub tile: [u64; 2],
+    pub tiled: bool,
+    /// The codecs, as JSON (encoding order).
+    pub codecs: String,
+    pub nodata: Option<f64>,
+    /// A reduced-resolution image (an overview), or a mask.
+    pub subfile: u64,
+    /// Chunks along [sample planes, y, x] (planes: 1 unless planar).
+    pub chunks: [u64; 3],
+    /// Where the tiles' offsets and byte counts are.
+    pub offsets: Entry,
+    pub counts: Entry,
+    /// The array's `tiff` and `geotiff` attributes, as JSON members.
+    pub attributes: String,
 }
 
 fn unsupported(file: &str, ifd: usize, what: String) -> Error {
@@ -85,6 +103,11 @@ impl Values<'_> {
     }
     pub fn text(&self, tag: u16) -> Option<String> {
         self.bytes(tag).map(|(_, b)| text(b))
+    }
+    /// The raw bytes of an UNDEFINED or BYTE value.
+    pub fn raw(&self, tag: u16) -> Option<&[u8]> {
+        let (e, b) = self.bytes(tag)?;
+        b.get(..usize::try_from(e.count).ok()?)
     }
 }
 
@@ -131,9 +154,9 @@ fn number(x: f64) -> String {
     s
 }
 
-impl Image {
+impl Desc {
     /// Image `index` (directory `v.ifd`) of `file`.
-    pub fn new(file: &str, index: usize, v: &Values) -> Result<Image> {
+    pub fn new(file: &str, index: usize, v: &Values) -> Result<Desc> {
         let bad = |what: &str| super::ifd::corrupt(file, format!("image {index}: {what}"));
         let width = v.int(IMAGE_WIDTH).filter(|&w| w > 0).ok_or_else(|| bad("no ImageWidth"))?;
         let height = v.int(IMAGE_LENGTH).filter(|&h| h > 0).ok_or_else(|| bad("no ImageLength"))?;
@@ -143,7 +166,7 @@ impl Image {
         }
         let bits = v.ints(BITS_PER_SAMPLE).unwrap_or_else(|| alloc::vec![1]);
         if bits.iter().any(|&b| b != bits[0]) {
-            return Err(unsupported(file, index, format!("BitsPerSample {bits:?} (samples of different sizes)")));
+            return Err(unsupported(file, index, format!("BitsPerSample {} and {} (samples of different sizes)", bits[0], bits.iter().find(|&&b| b != bits[0]).unwrap_or(&0))));
         }
         let format = v.ints(SAMPLE_FORMAT).and_then(|f| f.first().copied()).unwrap_or(1);
         let dtype = dtype(format, bits[0])
@@ -157,73 +180,116 @@ impl Image {
             return Err(bad("a tile or strip of no size"));
         }
         let tiled = offsets == TILE_OFFSETS;
-        let planes = if planar { samples } else { 1 };
-        let chunks = [planes, height.div_ceil(th), width.div_ceil(tw)];
+        let chunks = [if planar { samples } else { 1 }, height.div_ceil(th), width.div_ceil(tw)];
         let offsets = *v.ifd.get(offsets).ok_or_else(|| bad("no tile or strip offsets"))?;
         let counts = *v.ifd.get(counts).ok_or_else(|| bad("no tile or strip byte counts"))?;
         let n = chunks.iter().try_fold(1u64, |n, &c| n.checked_mul(c)).ok_or_else(|| bad("too many tiles"))?;
         if offsets.count != n || counts.count != n {
-            return Err(bad(&format!("{} offsets and {} byte counts for {n} tiles or strips", offsets.count, counts.count)));
+            return Err(bad(&format!(
+                "{} offsets and {} byte counts for {n} tiles or strips",
+                offsets.count, counts.count
+            )));
         }
         let codecs = codecs(file, index, v, samples, planar, dtype)?;
-        // Strips: the last one holds only the rows left (a rectilinear grid's last chunk).
-        let (shape, chunk): (Vec<u64>, Vec<u64>) = match (samples, planar) {
-            (1, _) => (alloc::vec![height, width], alloc::vec![th, tw]),
-            (s, false) => (alloc::vec![s, height, width], alloc::vec![s, th, tw]),
-            (s, true) => (alloc::vec![s, height, width], alloc::vec![1, th, tw]),
-        };
+        let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
+        let mut attributes = String::new();
+        self::attributes(&mut attributes, index, v, nodata);
+        let subfile = v.int(NEW_SUBFILE_TYPE).unwrap_or(0);
+        let tile = [th, tw];
+        Ok(Desc {
+            dtype,
+            width,
+            height,
+            samples,
+            planar,
+            tile,
+            tiled,
+            codecs,
+            nodata,
+            subfile,
+            chunks,
+            offsets,
+            counts,
+            attributes,
+        })
+    }
+
+    /// How many axes its array has alone (2, or 3 with samples).
+    pub fn axes(&self) -> usize {
+        if self.samples > 1 {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Its array's `zarr.json`, with axes `lead` (name, size; chunks of 1) before its own and
+    /// `more` (JSON members) added to its attributes.
+    pub fn zarr_json(&self, lead: &[(&str, u64)], more: &str) -> Vec<u8> {
+        let [th, tw] = self.tile;
+        let (mut shape, mut chunk): (Vec<u64>, Vec<u64>) = lead.iter().map(|l| (l.1, 1)).unzip();
+        match (self.samples, self.planar) {
+            (1, _) => {}
+            (s, false) => {
+                shape.push(s);
+                chunk.push(s);
+            }
+            (s, true) => {
+                shape.push(s);
+                chunk.push(1);
+            }
+        }
+        shape.extend([self.height, self.width]);
+        chunk.extend([th, tw]);
         let mut j = String::from("{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
         list(&mut j, &shape);
         j.push_str(",\"data_type\":");
-        write_str(&mut j, dtype);
-        if tiled || height % th == 0 {
+        write_str(&mut j, self.dtype);
+        if self.tiled || self.height % th == 0 {
             j.push_str(",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
             list(&mut j, &chunk);
             j.push_str("}}");
         } else {
-            let last = height - th * (chunks[1] - 1);
-            let rows = format!("[[{th},{}],{last}]", chunks[1] - 1);
-            j.push_str(",\"chunk_grid\":{\"name\":\"rectilinear\",\"configuration\":{\"kind\":\"inline\",\"chunk_shapes\":[");
-            let axes = chunk.len();
-            for (k, &c) in chunk.iter().enumerate() {
-                if k == axes - 2 {
-                    j.push_str(&rows);
-                } else {
-                    j.push_str(&format!("{c}"));
-                }
-                j.push(if k + 1 < axes { ',' } else { ']' });
-            }
-            j.push_str("}}");
+            // Strips: the last one holds only the rows left.
+            let n = self.chunks[1];
+            let mut axes: Vec<String> = chunk.iter().map(|c| format!("{c}")).collect();
+            let k = axes.len() - 2;
+            axes[k] = format!("[[{th},{}],{}]", n - 1, self.height - th * (n - 1));
+            j.push_str(
+                ",\"chunk_grid\":{\"name\":\"rectilinear\",\"configuration\":{\"kind\":\"inline\",\"chunk_shapes\":[",
+            );
+            j.push_str(&axes.join(","));
+            j.push_str("]}}");
         }
         j.push_str(",\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}");
-        let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
         j.push_str(",\"fill_value\":");
-        j.push_str(&number(nodata.unwrap_or(0.0)));
+        j.push_str(&number(self.nodata.unwrap_or(0.0)));
         j.push_str(",\"codecs\":");
-        j.push_str(&codecs);
-        j.push_str(",\"dimension_names\":");
-        j.push_str(if samples > 1 { "[\"sample\",\"y\",\"x\"]" } else { "[\"y\",\"x\"]" });
-        j.push_str(",\"attributes\":");
-        attributes(&mut j, index, v, nodata);
-        j.push('}');
-        let subfile = v.int(NEW_SUBFILE_TYPE).unwrap_or(0);
-        let axes = shape.len();
-        Ok(Image { zarr_json: j.into_bytes(), chunks, offsets, counts, subfile, width, height, axes })
+        j.push_str(&self.codecs);
+        j.push_str(",\"dimension_names\":[");
+        let mut names: Vec<String> = lead.iter().map(|l| format!("\"{}\"", l.0)).collect();
+        if self.samples > 1 {
+            names.push(String::from("\"sample\""));
+        }
+        names.extend([String::from("\"y\""), String::from("\"x\"")]);
+        j.push_str(&names.join(","));
+        j.push_str("],\"attributes\":{");
+        j.push_str(&self.attributes);
+        j.push_str(more);
+        j.push_str("}}");
+        j.into_bytes()
     }
 
-    /// How many axes the array has (2, or 3 with samples).
-    pub fn zarr_json_axes(&self) -> usize {
-        self.axes
-    }
-
-    /// The index of the tile or strip at chunk `coords` (in the array's axes).
-    pub fn tile(&self, coords: &[u64]) -> Option<u64> {
+    /// The index of the tile or strip at the chunk whose last axes are `coords` (`[y, x]` or
+    /// `[sample, y, x]`).
+    pub fn tile_of(&self, coords: &[u64]) -> Option<u64> {
         let (s, y, x) = match *coords {
             [y, x] => (0, y, x),
             [s, y, x] => (s, y, x),
             _ => return None,
         };
         let [ns, ny, nx] = self.chunks;
+        let s = if self.planar { s } else { 0 };
         (s < ns && y < ny && x < nx).then(|| (s * ny + y) * nx + x)
     }
 }
@@ -231,10 +297,24 @@ impl Image {
 /// The codecs (encoding order, as JSON) of an image's tiles.
 fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtype: &str) -> Result<String> {
     let mut c: Vec<String> = Vec::new();
-    // The encoded tile: [y, x] (one sample), [y, x, sample] (chunky), [1, y, x] (planar).
-    let x_axis = if planar { 2 } else { 1 };
+    // The encoded tile: [y, x] (one sample), [y, x, sample] (chunky), [1, y, x] (planar), after
+    // any leading axes: x counted from the end.
+    let x_axis: i64 = if samples > 1 && !planar { -2 } else { -1 };
     if samples > 1 && !planar {
         c.push(String::from("{\"name\":\"transpose\",\"configuration\":{\"order\":[1,2,0]}}"));
+    }
+    let compression = v.int(COMPRESSION).unwrap_or(1);
+    if compression == 7 {
+        // JPEG: 8-bit grey or YCbCr (given as RGB) tiles, decoded whole; no predictor.
+        let photometric = v.int(PHOTOMETRIC).unwrap_or(1);
+        if dtype != "uint8" || !(samples == 1 && photometric <= 1 || samples == 3 && photometric == 6) {
+            let what = format!("Compression 7 (JPEG) of {samples} {dtype} samples, Photometric {photometric}");
+            return Err(unsupported(file, index, what));
+        }
+        let tables = crate::core::json::to_base64(v.raw(JPEG_TABLES).unwrap_or_default());
+        let conf = format!("{{\"tables\":\"{tables}\",\"samples\":{samples}}}");
+        c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
+        return Ok(format!("[{}]", c.join(",")));
     }
     let endian = if v.header.big_endian { "big" } else { "little" };
     let bytes = format!("{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"{endian}\"}}}}");
@@ -247,7 +327,7 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
         3 => c.push(format!("{{\"name\":\"imagecodecs_floatpred\",\"configuration\":{{\"axis\":{x_axis}}}}}")),
         p => return Err(unsupported(file, index, format!("Predictor {p}"))),
     }
-    match v.int(super::image::COMPRESSION).unwrap_or(1) {
+    match compression {
         1 => {}
         5 => c.push(String::from("{\"name\":\"imagecodecs_lzw\"}")),
         8 | 32946 => c.push(String::from("{\"name\":\"numcodecs.zlib\"}")),
@@ -255,7 +335,7 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
         50000 => c.push(String::from("{\"name\":\"zstd\"}")),
         n => {
             let name = match n {
-                6 | 7 => "JPEG",
+                6 => "old-style JPEG",
                 34887 => "LERC",
                 50001 => "WebP",
                 50002 | 52546 => "JPEG XL",
@@ -265,17 +345,17 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
             return Err(unsupported(file, index, format!("Compression {n} ({name})")));
         }
     }
-    let _ = dtype;
     let mut out = String::from("[");
     out.push_str(&c.join(","));
     out.push(']');
     Ok(out)
 }
 
-/// The array's attributes: the directory it is, and its georeferencing (GeoTIFF).
+/// The array's attributes (JSON members): the directory it is, and its georeferencing (GeoTIFF).
 fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
-    j.push_str(&format!("{{\"tiff\":{{\"ifd\":{index}"));
-    for (name, tag) in [("compression", COMPRESSION), ("photometric", PHOTOMETRIC), ("subfile_type", NEW_SUBFILE_TYPE)] {
+    j.push_str(&format!("\"tiff\":{{\"ifd\":{index}"));
+    for (name, tag) in [("compression", COMPRESSION), ("photometric", PHOTOMETRIC), ("subfile_type", NEW_SUBFILE_TYPE)]
+    {
         if let Some(x) = v.int(tag) {
             j.push_str(&format!(",\"{name}\":{x}"));
         }
@@ -320,5 +400,4 @@ fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
         }
         j.push('}');
     }
-    j.push('}');
 }
