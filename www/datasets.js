@@ -143,14 +143,21 @@ function plainArray(array) {
 // The library describes them (api.openMultiscale: axes, levels finest first with their scale
 // and translation, omero); the viewer only maps that onto its own level and display shapes.
 
-function fromMultiscale(ms, { sharded = false } = {}) {
+/** The format a multiscale is shown as: its own, or the TIFF file it was read from. */
+function formatOf(ms, container) {
+  if (ms.format === "precomputed") return "Neuroglancer precomputed";
+  if (container?.kind === "tiff") return ms.omero ? "OME-TIFF" : "TIFF (with overviews)";
+  return `OME-Zarr ${ms.version}`;
+}
+
+function fromMultiscale(ms, { sharded = false, container = null } = {}) {
   const axes = ms.axes.map((a) => ({ name: a.name, type: axisType(a.name, a.type ?? undefined), unit: a.unit ?? "" }));
   const levels = ms.levels.map((l) => levelOf(l.array, l.path, l.scale, l.translation, sharded && Boolean(l.array.scales?.[l.array.scaleIndex]?.sharded)));
   const precomputed = ms.format === "precomputed";
   const w = ms.omero?.channels?.[0]?.window;
   return {
     url: ms.url,
-    format: precomputed ? "Neuroglancer precomputed" : `OME-Zarr ${ms.version}`,
+    format: formatOf(ms, container),
     ...(precomputed ? { sharedStats: true } : {}),
     name: ms.name || ms.url.split("/").pop(),
     dtype: levels[0].array.dtype,
@@ -249,13 +256,17 @@ async function open(api, input, { signal } = {}) {
       return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { sharded: true });
     }
     // The library detects the format: Zarr v3, Zarr v2, Neuroglancer precomputed (its info).
-    const node = await api.open(url, { ...READ, signal });
+    let node = await api.open(url, { ...READ, signal });
     if ("shape" in node) {
       if (Array.isArray(node.scales)) return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { sharded: true });
       return plainArray(node);
     }
+    // Several images (bioformats2raw's layout, an OME-TIFF of several series): the first.
+    if (node.attributes?.["bioformats2raw.layout"] !== undefined || node.attributes?.ome?.["bioformats2raw.layout"] !== undefined) {
+      node = await node.open("0");
+    }
     if (node.attributes?.multiscales || node.attributes?.ome?.multiscales) {
-      return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }));
+      return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { container: node.container });
     }
     throw new DatasetError("A group without multiscales", `${node.url} is a Zarr group with no OME-Zarr "multiscales" metadata`, {
       code: "NotAnArray",

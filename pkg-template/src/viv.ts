@@ -1,12 +1,13 @@
 /**
  * `shardfetch/viv`: a multiscale image as the loader Viv's layers take (`@hms-dbmi/viv`'s own
- * `loadOmeZarr` returns the same shape): `{ data: PixelSource[], metadata }`, one
- * `PixelSource` per level, finest first. The package does not depend on Viv; these are plain
+ * `loadOmeZarr` and `loadOmeTiff` return the same shape): `{ data: PixelSource[], metadata }`,
+ * one `PixelSource` per level, finest first. OME-TIFF is read by range through shardfetch's TIFF
+ * store, not through geotiff.js. The package does not depend on Viv; these are plain
  * objects with its interface.
  * @packageDocumentation
  */
 // From the package's entry (kept external in the build): one instance of the module, shared.
-import { openMultiscale, ShardfetchError } from "./index.js";
+import { Group, open, openMultiscale, ShardfetchError } from "./index.js";
 import type { Multiscale, MultiscaleLevel, OpenOptions, Selection, ShardedArray, TypedArray } from "./index.js";
 
 /** Viv's names of the data types it renders. */
@@ -99,13 +100,8 @@ export class ShardfetchPixelSource {
   }
 }
 
-/**
- * Open the OME-Zarr image at `url` as Viv's loader: `{ data, metadata }`, `data` one
- * `PixelSource` per level (finest first), `metadata` the image's OME attributes (`omero`,
- * `multiscales`).
- */
-export async function loadOmeZarr(url: string, options: OpenOptions = {}): Promise<{ data: ShardfetchPixelSource[]; metadata: Record<string, unknown>; multiscale: Multiscale }> {
-  const ms = await openMultiscale(url, options);
+/** Viv's loader of an opened multiscale (its levels, its OME attributes). */
+function loaderOf(ms: Multiscale): { data: ShardfetchPixelSource[]; metadata: Record<string, unknown>; multiscale: Multiscale } {
   try {
     const data = ms.levels.map((l) => new ShardfetchPixelSource(l, ms));
     const multiscales = [{ name: ms.name, version: ms.version, axes: ms.axes, datasets: ms.levels.map((l) => ({ path: l.path })) }];
@@ -115,4 +111,67 @@ export async function loadOmeZarr(url: string, options: OpenOptions = {}): Promi
     ms.close();
     throw e;
   }
+}
+
+/**
+ * Open the OME-Zarr image at `url` as Viv's loader: `{ data, metadata }`, `data` one
+ * `PixelSource` per level (finest first), `metadata` the image's OME attributes (`omero`,
+ * `multiscales`).
+ */
+export async function loadOmeZarr(url: string, options: OpenOptions = {}): Promise<{ data: ShardfetchPixelSource[]; metadata: Record<string, unknown>; multiscale: Multiscale }> {
+  return loaderOf(await openMultiscale(url, options));
+}
+
+/** OME-XML's `Pixels`, as Viv's own `loadOmeTiff` gives it (what Viv apps read channels from). */
+function pixelsOf(ms: Multiscale): Record<string, unknown> {
+  const shape = ms.levels[0].array.shape;
+  const size = (name: string) => {
+    const k = ms.axes.findIndex((a) => a.name === name);
+    return k < 0 ? 1 : shape[k];
+  };
+  const channels = (ms.omero?.channels as Array<Record<string, unknown>> | undefined) ?? [];
+  const pixels: Record<string, unknown> = {
+    DimensionOrder: "XYZCT",
+    SizeX: size("x"),
+    SizeY: size("y"),
+    SizeZ: size("z"),
+    SizeC: size("c"),
+    SizeT: size("t"),
+    Type: ms.levels[0].array.dtype,
+    Channels: Array.from({ length: size("c") }, (_, k) => ({
+      ID: `Channel:0:${k}`,
+      Name: (channels[k]?.label as string | undefined) ?? `Channel ${k}`,
+      SamplesPerPixel: 1,
+      ...(typeof channels[k]?.color === "string" ? { Color: channels[k].color } : {}),
+    })),
+  };
+  for (const a of ms.axes) {
+    const k = ms.axes.indexOf(a);
+    if (a.type === "space" && ["x", "y", "z"].includes(a.name)) {
+      pixels[`PhysicalSize${a.name.toUpperCase()}`] = ms.levels[0].scale[k];
+      if (a.unit) pixels[`PhysicalSize${a.name.toUpperCase()}Unit`] = a.unit;
+    }
+  }
+  return pixels;
+}
+
+/**
+ * Open the OME-TIFF at `url` as Viv's `loadOmeTiff` would: `{ data, metadata }`, `data` one
+ * `PixelSource` per pyramid level (its SubIFDs; finest first), `metadata` with OME-XML's
+ * `Name` and `Pixels` (sizes, type, channels, physical sizes) besides the OME-Zarr attributes.
+ * A file of several series gives series `series` (default 0). Tiles are read by range, decoded
+ * by shardfetch's workers.
+ */
+export async function loadOmeTiff(
+  url: string,
+  options: OpenOptions & { series?: number } = {},
+): Promise<{ data: ShardfetchPixelSource[]; metadata: Record<string, unknown>; multiscale: Multiscale }> {
+  const { series = 0, ...rest } = options;
+  let node = await open(url, rest);
+  if (node instanceof Group && node.attributes["bioformats2raw.layout"] !== undefined) {
+    node = await node.open(String(series), rest);
+  }
+  const loader = loaderOf(await openMultiscale(node, rest));
+  loader.metadata = { ...loader.metadata, Name: loader.multiscale.name ?? "", Pixels: pixelsOf(loader.multiscale) };
+  return loader;
 }

@@ -631,6 +631,59 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
   });
 });
 
+test("TIFF by ?url=: a COG's overviews and an OME-TIFF's SubIFD pyramid are its levels; screen pixels are GDAL's and tifffile's values", async () => {
+  // gd_cog_rgb_zstd: GDAL's COG, [sample, y, x] = 3x150x130 uint8, two overviews; sample 1 shown.
+  {
+    const exp = expectedOf("tiff/gd_cog_rgb_zstd_0", Uint8Array);
+    const [S, H, W] = [3, 150, 130];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/gd_cog_rgb_zstd.tif`, zoom: 2, cx: W / 2, cy: H / 2, at: "c:1", lo: 0, hi: 255, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const ds = await page.evaluate(() => ({ format: window.viewerApp.viewer.ds.format, levels: window.viewerApp.viewer.ds.levels.length }));
+      assert.deepEqual(ds, { format: "TIFF (with overviews)", levels: 3 });
+      const geo = await geometry(page);
+      assert.equal(geo.level, 0);
+      const img = await shot(page, geo);
+      const n = checkGreys(img, geo, [W, H, 2], (x, y) => grey(exp[1 * H * W + y * W + x], 0, 255), "gd_cog_rgb_zstd sample 1");
+      assert.ok(n > 2000, `${n} pixels checked`);
+      assert.equal(S, exp.length / (H * W));
+      // Zoomed out, the viewer draws from an overview.
+      await page.evaluate(() => window.viewerApp.viewer.setView({ zoom: 0.3 }));
+      await idle(page);
+      assert.ok((await geometry(page)).level > 0, "an overview is used when zoomed out");
+    } finally {
+      await page.close();
+    }
+  }
+  // tf_ome_pyramid: tifffile's OME-TIFF, [t, c, z, y, x] = 2x3x4x96x80 uint16, SubIFD levels.
+  {
+    const exp = expectedOf("tiff/tf_ome_pyramid_0", Uint16Array);
+    const [C, Z, H, W] = [3, 4, 96, 80];
+    const [t, ch, z] = [1, 2, 3];
+    const plane = ((t * C + ch) * Z + z) * H * W;
+    let hi = 1;
+    for (let i = 0; i < H * W; i++) hi = Math.max(hi, exp[plane + i]);
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/tf_ome_pyramid.ome.tif`, zoom: 4, cx: W / 2, cy: H / 2, at: `t:${t},c:${ch},z:${z}`, lo: 0, hi, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const ds = await page.evaluate(() => ({ format: window.viewerApp.viewer.ds.format, levels: window.viewerApp.viewer.ds.levels.length, axes: window.viewerApp.viewer.ds.axes.map((a) => a.name) }));
+      assert.deepEqual(ds, { format: "OME-TIFF", levels: 3, axes: ["t", "c", "z", "y", "x"] });
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const n = checkGreys(img, geo, [W, H], (x, y) => grey(exp[plane + y * W + x], 0, hi), `tf_ome_pyramid t ${t} c ${ch} z ${z}`);
+      assert.ok(n > 3000, `${n} pixels checked`);
+    } finally {
+      await page.close();
+    }
+  }
+  // Several series: the first is shown.
+  await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/tiff/tf_ome_two_series.ome.tif` });
+});
+
 /** Types `input` into the viewer's URL field and submits the form; resolves once it opened (or failed). */
 async function submitUrl(page, input) {
   await page.fill("#url", input);

@@ -3,15 +3,20 @@
 import { Deck, OrthographicView } from "@deck.gl/core";
 import { MultiscaleImageLayer } from "@vivjs/layers";
 import { ColorPaletteExtension } from "@vivjs/extensions";
-import { loadOmeZarr } from "shardfetch/viv";
+import { loadOmeTiff, loadOmeZarr } from "shardfetch/viv";
 
 const q = new URLSearchParams(location.search);
 const c = Number(q.get("c") ?? 0);
+const z = Number(q.get("z") ?? 0);
+const t = Number(q.get("t") ?? 0);
+// `loader=tiff`: an OME-TIFF through loadOmeTiff (its Pixels metadata checked by the test).
+const load = q.get("loader") === "tiff" ? loadOmeTiff : loadOmeZarr;
 const lo = Number(q.get("lo") ?? 0);
 const hi = Number(q.get("hi") ?? 255);
 
 async function main() {
-  const { data } = await loadOmeZarr(q.get("url"));
+  const { data, metadata } = await load(q.get("url"));
+  window.__metadata = JSON.parse(JSON.stringify({ Pixels: metadata.Pixels ?? null, omero: metadata.omero ?? null }));
   const [H, W] = data[0].shape.slice(-2);
   const canvas = document.getElementById("view");
   canvas.style.width = `${W}px`;
@@ -20,7 +25,7 @@ async function main() {
   const layer = new MultiscaleImageLayer({
     id: "image",
     loader: data,
-    selections: [{ c }],
+    selections: [{ c, z, t }],
     contrastLimits: [[lo, hi]],
     colors: [[255, 255, 255]],
     channelsVisible: [true],
