@@ -218,3 +218,20 @@ fn concurrent_reads_follow_an_ome_chain_once() {
         r.unwrap();
     }
 }
+
+#[test]
+fn gdal_band_scales_and_offsets_are_attributes() {
+    let m = manifest();
+    let s = fixture_files(BASE, None);
+    let mut n = 0;
+    for c in m["cases"].as_array().unwrap().iter().filter(|c| c.get("gdal_metadata").is_some()) {
+        let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
+        let Opened::Array(a) = block_on(open(&s, &url, OpenOptions::default())).unwrap() else { panic!() };
+        let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
+        let want = &c["gdal_metadata"];
+        assert_eq!(attrs["geotiff"]["scales"][0].as_f64(), want["scale"].as_f64(), "{}", c["name"]);
+        assert_eq!(attrs["geotiff"]["offsets"][0].as_f64(), want["offset"].as_f64(), "{}", c["name"]);
+        n += 1;
+    }
+    assert!(n > 0, "no case has GDAL_METADATA");
+}

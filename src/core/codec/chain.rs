@@ -78,6 +78,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         // TIFF's, under imagecodecs' names.
         "imagecodecs_lzw" => Box::new(super::lzw::Lzw),
         "imagecodecs_packbits" => Box::new(super::tiff_packbits::TiffPackBits),
+        "imagecodecs_packints" => Box::new(super::packints::PackInts::parse(conf)?),
         "imagecodecs_jpeg" => Box::new(super::tiff_jpeg::TiffJpeg::parse(conf)?),
         "imagecodecs_delta" => Box::new(super::predictor::HorizontalDelta::parse(conf, ndim)?),
         "imagecodecs_floatpred" => Box::new(super::predictor::FloatPredictor::parse(conf, ndim)?),

@@ -29,6 +29,7 @@ pub mod lzw;
 pub mod lzma;
 pub mod numeric;
 pub mod packbits;
+pub mod packints;
 pub mod pcodec;
 pub mod png;
 pub mod predictor;

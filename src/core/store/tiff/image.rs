@@ -32,10 +32,12 @@ pub const MODEL_TIEPOINT: u16 = 33922;
 pub const MODEL_TRANSFORMATION: u16 = 34264;
 pub const GEO_KEY_DIRECTORY: u16 = 34735;
 pub const GDAL_NODATA: u16 = 42113;
+pub const GDAL_METADATA: u16 = 42112;
 pub const JPEG_TABLES: u16 = 347;
 
 /// Tags whose values describe the image (read before it is described, where not inline).
-pub const DESCRIBING: [u16; 8] = [
+pub const DESCRIBING: [u16; 9] = [
+    GDAL_METADATA,
     BITS_PER_SAMPLE,
     SAMPLE_FORMAT,
     GDAL_NODATA,
@@ -125,6 +127,10 @@ fn dtype(format: u64, bits: u64) -> Option<&'static str> {
         (3, 16) => "float16",
         (3, 32) => "float32",
         (3, 64) => "float64",
+        // Packed (imagecodecs_packints): the smallest unsigned type holding them.
+        (1, 1..=7) => "uint8",
+        (1, 9..=15) => "uint16",
+        (1, 17..=31) => "uint32",
         _ => return None,
     })
 }
@@ -190,10 +196,11 @@ impl Desc {
                 offsets.count, counts.count
             )));
         }
-        let codecs = codecs(file, index, v, samples, planar, dtype)?;
+        let row = if planar { tw } else { tw * samples };
+        let codecs = codecs(file, index, v, (samples, planar, row), (dtype, bits[0]))?;
         let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
         let mut attributes = String::new();
-        self::attributes(&mut attributes, index, v, nodata);
+        self::attributes(&mut attributes, index, v, (nodata, samples));
         let subfile = v.int(NEW_SUBFILE_TYPE).unwrap_or(0);
         let tile = [th, tw];
         Ok(Desc {
@@ -295,7 +302,7 @@ impl Desc {
 }
 
 /// The codecs (encoding order, as JSON) of an image's tiles.
-fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtype: &str) -> Result<String> {
+fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (dtype, bits): (&str, u64)) -> Result<String> {
     let mut c: Vec<String> = Vec::new();
     // The encoded tile: [y, x] (one sample), [y, x, sample] (chunky), [1, y, x] (planar), after
     // any leading axes: x counted from the end.
@@ -307,7 +314,7 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
     if compression == 7 {
         // JPEG: 8-bit grey or YCbCr (given as RGB) tiles, decoded whole; no predictor.
         let photometric = v.int(PHOTOMETRIC).unwrap_or(1);
-        if dtype != "uint8" || !(samples == 1 && photometric <= 1 || samples == 3 && photometric == 6) {
+        if bits != 8 || dtype != "uint8" || !(samples == 1 && photometric <= 1 || samples == 3 && photometric == 6) {
             let what = format!("Compression 7 (JPEG) of {samples} {dtype} samples, Photometric {photometric}");
             return Err(unsupported(file, index, what));
         }
@@ -317,9 +324,15 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
         return Ok(format!("[{}]", c.join(",")));
     }
     let endian = if v.header.big_endian { "big" } else { "little" };
-    let bytes = format!("{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"{endian}\"}}}}");
+    let bytes = match bits {
+        8 | 16 | 32 | 64 => format!("{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"{endian}\"}}}}"),
+        _ => format!("{{\"name\":\"imagecodecs_packints\",\"configuration\":{{\"bits\":{bits},\"row\":{row}}}}}"),
+    };
     match v.int(PREDICTOR).unwrap_or(1) {
         1 => c.push(bytes),
+        p if !matches!(bits, 8 | 16 | 32 | 64) => {
+            return Err(unsupported(file, index, format!("Predictor {p} of {bits}-bit samples")))
+        }
         2 => {
             c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{{\"axis\":{x_axis}}}}}"));
             c.push(bytes);
@@ -352,7 +365,31 @@ fn codecs(file: &str, index: usize, v: &Values, samples: u64, planar: bool, dtyp
 }
 
 /// The array's attributes (JSON members): the directory it is, and its georeferencing (GeoTIFF).
-fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
+/// GDAL_METADATA's band scales and offsets (`<Item name="SCALE" sample="0" role="scale">`), one
+/// of each a sample (`null` where none is given); `None` when it gives none.
+fn scales(xml: &str, samples: u64) -> Option<String> {
+    let mut found = [alloc::vec![None; samples as usize], alloc::vec![None; samples as usize]];
+    let mut any = false;
+    for item in xml.split("<Item").skip(1) {
+        let (tag, rest) = item.split_once('>')?;
+        let a = super::ome::attributes(tag);
+        let k = match super::ome::get(&a, "role") {
+            Some("scale") => 0,
+            Some("offset") => 1,
+            _ => continue,
+        };
+        let sample = super::ome::get(&a, "sample").and_then(|x| x.parse::<u64>().ok()).unwrap_or(0) as usize;
+        let value = rest.split('<').next().and_then(|t| t.trim().parse::<f64>().ok());
+        if let (Some(slot), Some(x)) = (found[k].get_mut(sample), value) {
+            *slot = Some(x);
+            any = true;
+        }
+    }
+    let list = |v: &[Option<f64>]| v.iter().map(|x| x.map_or(String::from("null"), number)).collect::<Vec<_>>().join(",");
+    any.then(|| format!("\"scales\":[{}],\"offsets\":[{}]", list(&found[0]), list(&found[1])))
+}
+
+fn attributes(j: &mut String, index: usize, v: &Values, (nodata, samples): (Option<f64>, u64)) {
     j.push_str(&format!("\"tiff\":{{\"ifd\":{index}"));
     for (name, tag) in [("compression", COMPRESSION), ("photometric", PHOTOMETRIC), ("subfile_type", NEW_SUBFILE_TYPE)]
     {
@@ -371,7 +408,8 @@ fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
     let keys = v.ints(GEO_KEY_DIRECTORY).unwrap_or_default();
     let key = |id: u64| keys.chunks(4).skip(1).find(|k| k.len() == 4 && k[0] == id && k[1] == 0).map(|k| k[3]);
     let epsg = key(3072).or_else(|| key(2048)).filter(|&c| c > 0 && c < 32767);
-    if transform.is_some() || epsg.is_some() || nodata.is_some() {
+    let scales = v.text(GDAL_METADATA).and_then(|x| scales(&x, samples.min(1 << 10)));
+    if transform.is_some() || epsg.is_some() || nodata.is_some() || scales.is_some() {
         j.push_str(",\"geotiff\":{");
         let mut first = true;
         let mut sep = |j: &mut String| {
@@ -397,6 +435,10 @@ fn attributes(j: &mut String, index: usize, v: &Values, nodata: Option<f64>) {
         if let Some(n) = nodata {
             sep(j);
             j.push_str(&format!("\"nodata\":{}", number(n)));
+        }
+        if let Some(s) = scales {
+            sep(j);
+            j.push_str(&s);
         }
         j.push('}');
     }
