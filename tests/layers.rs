@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The core's layers, bottom up; a layer may import the ones before it.
 const LAYERS: &[&[&str]] =
-    &[&["error", "nd", "json", "zstd", "crc", "urls", "bytes"], &["transport"], &["store"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
+    &[&["error", "nd", "json", "zstd", "crc", "urls", "bytes", "external"], &["transport"], &["store"], &["metadata"], &["codec"], &["shard"], &["layout"], &["read"], &["open"]];
 
 /// `src/`, or another tree to check (`SHARDFETCH_LAYERS_SRC`, e.g. an older checkout).
 fn src() -> PathBuf {
@@ -534,7 +534,7 @@ fn nothing_above_the_stores_spells_a_kind() {
     for p in &list {
         let m = module_of(p);
         let above = match m.as_slice() {
-            [core, top, ..] if core == "core" => !["transport", "store", "error", "nd", "json", "zstd", "crc", "urls", "bytes"].contains(&top.as_str()),
+            [core, top, ..] if core == "core" => !["transport", "store", "error", "nd", "json", "zstd", "crc", "urls", "bytes", "external"].contains(&top.as_str()),
             [wasm, ..] if wasm == "wasm" => true,
             _ => false,
         };

@@ -1,11 +1,12 @@
 //! Parquet reference sets (fastparquet's and pyarrow's files, `tests/fixtures/data/containers/
 //! kerchunk/refs*.parq`): every record file's rows are what kerchunk's JSON references of the
 //! same HDF5 file say (`refs.json`), and damaged record files are typed errors, never a panic.
+//! (The reader is the `parquet` decoder module, `decoders/parquet`, linked in natively.)
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
 use shardfetch::core::read::read_region;
-use shardfetch::core::store::refs::parquet::{rows, Row};
+use shardfetch_parquet::parquet::{rows, Row};
 use shardfetch::core::transport::memory::ObjectServer;
 use std::path::PathBuf;
 
@@ -102,10 +103,8 @@ fn damaged_record_files_are_typed_errors() {
         let mut try_one = |m: &[u8]| match rows("f", m, 2, 1 << 20) {
             Ok(_) => outcomes.0 += 1,
             Err(e) => {
-                assert!(
-                    matches!(e.code.as_str(), "CorruptShard" | "UnsupportedFormat" | "TooLarge" | "CorruptChunk"),
-                    "{e:?}"
-                );
+                // The decoder ABI's codes: corrupt, too large, unsupported.
+                assert!(matches!(e.code, 1..=3), "{e:?}");
                 outcomes.1 += 1;
             }
         };
@@ -147,6 +146,14 @@ fn store_references_opens_a_parquet_set_by_any_name() {
     )
     .unwrap();
     assert_eq!(r.bytes, want, "h5py's values");
+    // The reader is a decoder module: the array names it (the wrapper loads it before reading),
+    // and without it a read is UnsupportedCodec naming it, not wrong data.
+    assert!(a.decoders().contains(&"parquet"), "{:?}", a.decoders());
+    let bare = OpenOptions { decoders: None, ..options() };
+    let Ok(Opened::Array(a)) = block_on(open(&c, "mem://k/set", bare)) else { panic!("open") };
+    let e = block_on(read_region(&a, &c, &[Sel::All, Sel::All])).unwrap_err();
+    assert_eq!(e.code, shardfetch::core::ErrorCode::UnsupportedCodec, "{e:?}");
+    assert!(e.message.contains("no parquet decoder is loaded"), "{e:?}");
     // Neither a document nor a set there: NotFound saying both.
     let e = block_on(open(&c, "mem://k/none", options())).err().unwrap();
     assert!(e.message.contains("nor a Parquet reference set's .zmetadata"), "{e:?}");

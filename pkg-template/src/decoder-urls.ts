@@ -18,6 +18,7 @@ const URLS: Record<string, () => URL> = {
   lzma: () => new URL("./wasm/decoders/lzma.wasm", import.meta.url),
   pcodec: () => new URL("./wasm/decoders/pcodec.wasm", import.meta.url),
   compresso: () => new URL("./wasm/decoders/compresso.wasm", import.meta.url),
+  parquet: () => new URL("./wasm/decoders/parquet.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */

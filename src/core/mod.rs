@@ -3,7 +3,7 @@
 //!
 //! | layer | what | may import |
 //! |---|---|---|
-//! | [`error`], [`nd`], [`json`], [`zstd`], [`crc`], [`urls`], [`bytes`] | errors and limits; n-d index arithmetic and sorted search; JSON values, parser, serialiser; bounded zstd decoding; CRC-32 and CRC-32C; URL joins; bounded little-endian reads | — |
+//! | [`error`], [`nd`], [`json`], [`zstd`], [`crc`], [`urls`], [`bytes`], [`external`] | errors and limits; n-d index arithmetic and sorted search; JSON values, parser, serialiser; bounded zstd decoding; CRC-32 and CRC-32C; URL joins; bounded little-endian reads; the decoders kept outside the module | — |
 //! | [`transport`] | the bytes of HTTP objects: ranges and their fallbacks, retries, sharing, coalescing, cache, what holds whole objects, limiter, counters | the above |
 //! | [`store`] | where a key's bytes are: a stack of layers, one store kind each (plain, zip, reference files, Icechunk; a folder each, one registry), over the transport; the consolidated-metadata overlay | + `transport` |
 //! | [`metadata`] | documents → one array description (all formats) | `error`, `nd`, `json` |
@@ -20,6 +20,7 @@ pub mod bytes;
 pub mod codec;
 pub mod crc;
 pub mod error;
+pub mod external;
 pub mod json;
 pub mod layout;
 pub mod metadata;

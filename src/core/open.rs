@@ -34,7 +34,7 @@ pub struct OpenOptions {
     pub max_metadata: usize,
     /// The most bytes one decoded chunk, fill or region may take.
     pub max_decoded: usize,
-    /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec, compresso): by default
+    /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
     /// What holds the node: a store kind's name (see `store::registry`); `None`: told by the
@@ -144,7 +144,8 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
         max_body: options.config.max_body.min(options.max_decoded as u64),
         ..options.config
     };
-    let a = Array::from_state(state, config, options.resolve_url)?;
+    let how = crate::core::store::Mounting { resolve: options.resolve_url.clone(), decoders: options.decoders.clone(), ..Default::default() };
+    let a = Array::from_state(state, config, &how)?;
     Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
@@ -180,6 +181,7 @@ async fn detect<C: HttpClient>(c: &C, url: &str, options: OpenOptions) -> Result
         store: options.store.clone(),
         settings: options.store_settings.clone(),
         resolve: options.resolve_url.clone(),
+        decoders: options.decoders.clone(),
         parent: options.stack.clone(),
     };
     let transport = Transport::new(Config { max_document: options.max_metadata as u64, ..options.config });

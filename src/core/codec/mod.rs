@@ -3,7 +3,7 @@
 //! under the `numcodecs.<id>` names zarr-python writes (which Zarr v2 and the draft layout are
 //! spelled in), and Neuroglancer precomputed's chunk encodings.
 //!
-//! May import: `error`, `nd`, `json`, `zstd`, `crc`, `metadata`.
+//! May import: `error`, `nd`, `json`, `zstd`, `crc`, `external`, `metadata`.
 pub mod astype;
 pub mod bitround;
 pub mod blosc;

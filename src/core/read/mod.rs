@@ -16,7 +16,7 @@ use crate::core::layout::{build, Layout};
 use crate::core::metadata::{describe, ArrayMetadata, DataType, Documents, Format, Grid};
 use crate::core::nd::c_strides;
 use crate::core::shard::{locate, ByteSpan, IndexFormat};
-use crate::core::store::{Container, ResolveUrl, Store};
+use crate::core::store::{Container, Store};
 use crate::core::transport::{self, ByteRange, HttpClient, Transport};
 use alloc::boxed::Box;
 use alloc::format;
@@ -113,6 +113,7 @@ impl Array {
     /// for every scale of a multi-scale volume (another scale opens without a request).
     pub fn decoders(&self) -> Vec<&'static str> {
         let mut names = self.layout.decoders();
+        names.extend(self.store.decoders());
         if let crate::core::metadata::Storage::Precomputed { volume, .. } = &self.meta.storage {
             for s in &volume.scales {
                 if let Ok(other) = self.with_scale(s.key.clone()) {
@@ -174,14 +175,14 @@ impl Array {
     pub fn from_state(
         state: &str,
         config: transport::Config,
-        resolve: Option<Rc<dyn ResolveUrl>>,
+        how: &crate::core::store::Mounting,
     ) -> Result<Array> {
         let bad = || Error::new(ErrorCode::InvalidMetadata, "not an array's state");
         let Ok(Value::Object(mut v)) = json::parse(state.as_bytes()) else { return Err(bad()) };
         let docs = Documents::from_value(v.remove("documents").ok_or_else(bad)?)?;
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
         let stack = v.get("store").and_then(Value::as_str).unwrap_or("");
-        let store = Rc::new(Store::remount(stack, Transport::new(config), resolve)?);
+        let store = Rc::new(Store::remount(stack, Transport::new(config), how)?);
         Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
     }
 

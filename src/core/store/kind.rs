@@ -34,6 +34,8 @@ pub struct Mounting {
     /// Named by the caller (a stage, the `store` option, a setting): the object must be one.
     pub forced: bool,
     pub resolve: Option<Rc<dyn ResolveUrl>>,
+    /// The decoders kept outside the module, for the kinds that read through one.
+    pub decoders: Option<Rc<dyn crate::core::external::Decoders>>,
 }
 
 /// What holds a node, as the API reports it.
@@ -119,6 +121,12 @@ pub trait Kind: Sized {
     /// them (a repository's snapshot, a reference file's keys).
     fn children(&self, _path: &str) -> Option<Vec<(String, bool)>> {
         None
+    }
+
+    /// The decoders kept outside the module that reading its keys needs (a Parquet reference
+    /// set's record files: `parquet`): loaded before its arrays are read.
+    fn decoders(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// For a `NotFound` inside it: what it does hold (an archive's nodes).

@@ -7,7 +7,7 @@
 //! store. The kinds know the key names their container formats define (a repository's
 //! `zarr.json`, a reference file's `.zarray`); nothing here reads an array.
 //!
-//! May import: `error`, `nd`, `json`, `zstd`, `crc`, `urls`, `bytes`, `transport`.
+//! May import: `error`, `nd`, `json`, `zstd`, `crc`, `urls`, `bytes`, `external`, `transport`.
 pub mod consolidated;
 pub mod icechunk;
 pub mod kind;

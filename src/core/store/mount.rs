@@ -24,6 +24,7 @@ pub struct Opening {
     /// The options kinds claim (Icechunk's `branch`), by name.
     pub settings: Settings,
     pub resolve: Option<Rc<dyn ResolveUrl>>,
+    pub decoders: Option<Rc<dyn crate::core::external::Decoders>>,
     /// The layers a parent group was read through: taken over where they are the same.
     pub parent: Option<Stack>,
 }
@@ -76,7 +77,12 @@ fn plan(pasted: &Pasted, o: &Opening) -> Result<Vec<Planned>> {
 pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, o: &Opening) -> Result<(Store, String, String)> {
     let parent = o.parent.clone().unwrap_or_default();
     let planned = plan(pasted, o)?;
-    let how = |p: &Planned| Mounting { settings: p.stage.settings.clone(), forced: p.forced, resolve: o.resolve.clone() };
+    let how = |p: &Planned| Mounting {
+        settings: p.stage.settings.clone(),
+        forced: p.forced,
+        resolve: o.resolve.clone(),
+        decoders: o.decoders.clone(),
+    };
     let same = |i: usize, p: &Planned, url: &str| {
         parent.layers.get(i).filter(|l| l.name() == p.stage.kind && l.same(url, &how(p))).cloned()
     };
@@ -129,7 +135,8 @@ impl Store {
     }
 
     /// A store over the layers [`Store::stack_text`] names, mounted without a request.
-    pub fn remount(text: &str, transport: Transport, resolve: Option<Rc<dyn ResolveUrl>>) -> Result<Store> {
+    /// (`how`: the caller's resolver and decoders; each stage brings its own settings.)
+    pub fn remount(text: &str, transport: Transport, how: &Mounting) -> Result<Store> {
         let store = Store::over(transport, Stack::default());
         if text.is_empty() {
             return Ok(store);
@@ -137,7 +144,7 @@ impl Store {
         let pasted = super::pipeline::parse(text, &[])?;
         let mut url = pasted.url.clone();
         for stage in pasted.stages {
-            let how = Mounting { settings: stage.settings, forced: true, resolve: resolve.clone() };
+            let how = Mounting { settings: stage.settings, forced: true, ..how.clone() };
             let made = registry::new(stage.kind, &url, &how).ok_or_else(|| unknown_store(stage.kind))??;
             if let Some(layer) = made {
                 store.stack.borrow_mut().layers.push(layer);

@@ -220,6 +220,11 @@ impl Store {
         Some((stack.layers.len().checked_sub(1)?, stack.layers.last()?.clone()))
     }
 
+    /// The decoders kept outside the module that its layers need to read keys.
+    pub fn decoders(&self) -> Vec<&'static str> {
+        self.stack.borrow().layers.iter().flat_map(|l| l.decoders().iter().copied()).collect()
+    }
+
     /// Whether the chunks of its nodes share objects whatever key holds them (see
     /// [`Kind::keys_share_objects`](super::Kind::keys_share_objects)).
     pub fn keys_share_objects(&self) -> bool {

@@ -98,6 +98,9 @@ macro_rules! kinds {
             pub fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
                 match self { $(Layer::$variant(k) => k.children(path),)* }
             }
+            pub fn decoders(&self) -> &'static [&'static str] {
+                match self { $(Layer::$variant(k) => k.decoders(),)* }
+            }
             pub fn hint(&self) -> Option<String> {
                 match self { $(Layer::$variant(k) => k.hint(),)* }
             }

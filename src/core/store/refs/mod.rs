@@ -18,7 +18,6 @@
 //! `resolveUrl`, if any; then `s3://` and `gs://` become public HTTPS.
 mod build;
 mod index;
-pub mod parquet;
 mod records;
 mod template;
 #[cfg(test)]
@@ -48,6 +47,8 @@ pub struct References {
     /// The reference file's URL, its query (a signed URL's token) kept.
     url: String,
     resolve: Option<Rc<dyn ResolveUrl>>,
+    /// The decoders kept outside the module: `parquet` reads a Parquet set's record files.
+    decoders: Option<Rc<dyn crate::core::external::Decoders>>,
     /// The index, once read: held for the layer's life, as the byte-bounded cache may let it go
     /// (and reading the file again costs its whole size).
     held: RefCell<Option<Rc<Index>>>,
@@ -68,7 +69,7 @@ impl Kind for References {
     }
 
     fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(References { url: String::from(url), resolve: how.resolve.clone(), held: RefCell::default() }))
+        Ok(Some(References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: RefCell::default() }))
     }
 
     /// Read once; `None` when it is not one (then nothing else is read). Forced (`store:
@@ -78,7 +79,7 @@ impl Kind for References {
         if !how.forced && !Self::named(url) {
             return Ok(None);
         }
-        let refs = References { url: String::from(url), resolve: how.resolve.clone(), held: RefCell::default() };
+        let refs = References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: RefCell::default() };
         let Some(index) = refs.load(below, c, how.forced).await? else { return Ok(None) };
         *refs.held.borrow_mut() = Some(index);
         Ok(Some(refs))
@@ -98,6 +99,13 @@ impl Kind for References {
 
     fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
         Some(References::children(self, path))
+    }
+
+    fn decoders(&self) -> &'static [&'static str] {
+        match self.held.borrow().as_ref() {
+            Some(i) if i.parquet.is_some() => &["parquet"],
+            _ => &[],
+        }
     }
 
     fn keys_share_objects(&self) -> bool {

@@ -4,7 +4,8 @@
 use super::build::{bad, resolve_target, Builder};
 use super::template::integer;
 use super::index::{Index, Records, INLINE};
-use super::{parquet, References};
+use super::References;
+use crate::core::external::Decoders;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::json::{self, Keep, Value};
 use crate::core::urls::split_url;
@@ -33,6 +34,59 @@ pub(super) struct Slot {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// One row of a record file: `raw` bytes, or `size` bytes at `offset` of `path` (0 and 0: all
+/// of it), or nothing (an absent chunk).
+struct Row {
+    path: Option<String>,
+    offset: i64,
+    size: i64,
+    raw: Option<Vec<u8>>,
+}
+
+/// The rows of record file `file` (`bytes`), at most `max`, read by the `parquet` decoder
+/// module (`decoders/parquet`: its output format there), no page inflated past `limit`.
+fn rows(decoders: Option<&dyn Decoders>, file: &str, bytes: &[u8], (max, limit): (usize, usize)) -> Result<Vec<Row>> {
+    let Some(d) = decoders else {
+        let why = format!("{file}: no parquet decoder is loaded (it reads Parquet reference files)");
+        return Err(Error::new(ErrorCode::UnsupportedCodec, why));
+    };
+    let out = d.decode("parquet", bytes, &[max as f64, limit as f64]).map_err(|e| {
+        let code = match e.code {
+            ErrorCode::CorruptChunk => ErrorCode::CorruptShard,
+            ErrorCode::UnsupportedCodec => ErrorCode::UnsupportedFormat,
+            c => c,
+        };
+        Error::new(code, format!("{file}: {}", e.message.trim_start_matches("parquet: ")))
+    })?;
+    let bad = || Error::new(ErrorCode::CorruptShard, format!("{file}: the parquet decoder's output is cut short"));
+    let mut at = 0usize;
+    let mut take = |n: usize| -> Result<&[u8]> {
+        let b = out.get(at..at.checked_add(n).ok_or_else(bad)?).ok_or_else(bad)?;
+        at += n;
+        Ok(b)
+    };
+    let word = |b: &[u8]| b.iter().rev().fold(0u64, |v, &x| (v << 8) | u64::from(x));
+    let n = word(take(4)?) as usize;
+    let mut rows = Vec::new();
+    rows.try_reserve_exact(n.min(max)).map_err(|_| too_large(file, n as u64, max as u64, "rows of a record"))?;
+    for _ in 0..n.min(max) {
+        let flags = take(1)?[0];
+        let offset = word(take(8)?) as i64;
+        let size = word(take(8)?) as i64;
+        let mut part = |present: bool| -> Result<Option<Vec<u8>>> {
+            if !present {
+                return Ok(None);
+            }
+            let len = word(take(4)?) as usize;
+            Ok(Some(take(len)?.to_vec()))
+        };
+        let path = part(flags & 1 != 0)?.map(|p| String::from_utf8_lossy(&p).into_owned());
+        let raw = part(flags & 2 != 0)?;
+        rows.push(Row { path, offset, size, raw });
+    }
+    Ok(rows)
+}
 
 /// The most rows one record file may declare (fsspec writes 10,000 by default).
 const MAX_RECORD: u64 = 1 << 20;
@@ -127,7 +181,7 @@ impl References {
         let work = || async {
             let mut rec = Record::default();
             let Some(bytes) = store.read_document(c, &file, limit).await? else { return Ok(rec) };
-            let rows = parquet::rows(&file, &bytes, rs, limit as usize)?;
+            let rows = rows(self.decoders.as_deref(), &file, &bytes, (rs, limit as usize))?;
             drop(bytes);
             rec.slots.reserve_exact(rows.len());
             // Targets resolved and kept once per run of rows naming them (a record's rows mostly

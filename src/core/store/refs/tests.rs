@@ -30,7 +30,7 @@ s.log().into_iter().map(|l| (l.url, l.range)).collect()
 }
 
 fn detect(store: &Store, c: &ObjectServer, url: &str, forced: bool) -> Result<Option<References>> {
-block_on(References::detect(store, c, url, &Mounting { forced, ..Mounting::default() }))
+block_on(References::detect(store, c, url, &Mounting { forced, decoders: crate::core::external::linked(), ..Mounting::default() }))
 }
 
 fn index(text: &str) -> Result<Index> {

@@ -4,12 +4,18 @@
 //! footer and page headers (Thrift compact protocol), flat schemas, optional or required columns,
 //! PLAIN and dictionary encodings, data pages v1 and v2, uncompressed or zstd. Anything else is
 //! `UnsupportedFormat` naming it; every offset and count is checked against the bytes there are.
-use crate::core::bytes::le;
-use crate::core::error::{too_large, Error, ErrorCode, Result};
-use crate::core::zstd;
-use alloc::format;
-use alloc::string::String;
-use alloc::vec::Vec;
+use abi::Failure;
+
+type Error = Failure;
+type Result<T> = core::result::Result<T, Failure>;
+
+fn le<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
+    b.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+fn too_large(_file: &str, size: u64, limit: u64, what: &str) -> Error {
+    Failure::too_large(format!("{size} bytes, more than the {limit} allowed ({what})"))
+}
 
 /// One reference: `raw` bytes, or `size` bytes at `offset` of `path` (0 and 0: all of it), or
 /// nothing (`path` and `raw` null: an absent chunk).
@@ -21,12 +27,13 @@ pub struct Row {
     pub raw: Option<Vec<u8>>,
 }
 
-fn corrupt(file: &str, why: impl core::fmt::Display) -> Error {
-    Error::new(ErrorCode::CorruptShard, format!("{file}: bad Parquet reference file: {why}"))
+// (The host names the file: these messages follow its URL.)
+fn corrupt(_file: &str, why: impl core::fmt::Display) -> Error {
+    Failure::corrupt(format!("bad Parquet reference file: {why}"))
 }
 
-fn unsupported(file: &str, why: impl core::fmt::Display) -> Error {
-    Error::new(ErrorCode::UnsupportedFormat, format!("{file}: Parquet {why} is not read"))
+fn unsupported(_file: &str, why: impl core::fmt::Display) -> Error {
+    Failure::unsupported(format!("Parquet {why} is not read"))
 }
 
 /// The Thrift compact protocol over `b`. Errors carry no file: [`rows`] names it.
@@ -544,7 +551,7 @@ fn column(
         let (lv, rest) = body.split_at_checked(levels).ok_or_else(|| bad("levels past the page"))?;
         let inflated;
         let data: &[u8] = if c.codec == 6 && (p.kind != 3 || p.compressed) {
-            inflated = zstd::unzstd(rest, size).map_err(|e| corrupt(file, e.message))?;
+            inflated = crate::unzstd(rest, size).map_err(|why| corrupt(file, why))?;
             &inflated
         } else {
             rest
@@ -708,7 +715,7 @@ mod tests {
         .unwrap();
         assert_eq!((seen.as_slice(), t.at), (&[-3i64][..], b.len()));
         // 40 structs deep.
-        let mut deep = alloc::vec![0x1c; 40];
+        let mut deep = vec![0x1c; 40];
         deep.extend([0; 41]);
         assert!(Thrift { b: &deep, at: 0, depth: 0 }.fields(|_, _, _| Ok(false)).is_err());
         // A list claiming more elements than bytes.
@@ -768,7 +775,7 @@ mod tests {
         f.extend(W::default().int(1, 5, 2).int(2, 5, dict.len() as i64).int(3, 5, dict.len() as i64).sub(7, &dh).end());
         f.extend_from_slice(&dict);
         let data_at = f.len() as i64;
-        let mut data = alloc::vec![0u8]; // bit width 0: every index 0
+        let mut data = vec![0u8]; // bit width 0: every index 0
         data.extend(W::default().varint((n as u64) << 1).0.clone());
         let ph = W::default().int(1, 5, n).int(2, 5, 8).int(3, 5, 3).int(4, 5, 3).end();
         f.extend(W::default().int(1, 5, 0).int(2, 5, data.len() as i64).int(3, 5, data.len() as i64).sub(5, &ph).end());
@@ -797,16 +804,16 @@ mod tests {
         assert!(ok.iter().all(|r| r.path.as_deref() == Some("x.h5") && r.raw.is_none()));
         // A 64 KiB entry named by 100,000 rows: 6.5 GB if copied.
         let e = rows_of(&dictionary_file(&[b'a'; 1 << 16], 100_000), 16 << 20).unwrap_err();
-        assert_eq!(e.code, ErrorCode::TooLarge, "{e:?}");
+        assert_eq!(e.code, abi::TOO_LARGE, "{e:?}");
         // More rows than a record holds.
-        assert_eq!(rows("u", &dictionary_file(b"x", 10), 9, 1 << 16).unwrap_err().code, ErrorCode::CorruptShard);
+        assert_eq!(rows("u", &dictionary_file(b"x", 10), 9, 1 << 16).unwrap_err().code, abi::CORRUPT);
     }
 
     #[test]
     fn not_parquet_is_a_typed_error() {
         for b in [&b""[..], b"PAR1", b"PAR1\0\0\0\0\xff\xff\xff\x7fPAR1", b"PAR1\x00\x05\0\0\0\0PAR1"] {
             let e = rows("u", b, 10, 1 << 20).unwrap_err();
-            assert_eq!(e.code, ErrorCode::CorruptShard, "{e:?}");
+            assert_eq!(e.code, abi::CORRUPT, "{e:?}");
         }
     }
 }
