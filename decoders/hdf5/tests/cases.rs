@@ -99,11 +99,18 @@ pub fn read_array(h: &mut Host, path: &str, z: &Value) -> Option<Vec<u8>> {
             coords[a] = rem % grid[a];
             rem /= grid[a];
         }
-        let answer = h.chunk(path, &coords);
+        // As the host does: a chunk some answer's "more" located is not asked again (every
+        // eighth is, to check that both answers agree).
+        let answer = match known.get(&coords) {
+            Some(&(o, l)) if k % 8 != 0 => serde_json::json!({"chunk": [o, l]}),
+            Some(&(o, l)) => {
+                let a = h.chunk(path, &coords);
+                assert_eq!(a["chunk"], serde_json::json!([o, l]), "{path} {coords:?}: \"more\" said otherwise");
+                a
+            }
+            None => h.chunk(path, &coords),
+        };
         assert!(answer.get("error").is_none(), "{path} {coords:?}: {answer}");
-        if let Some(&(o, l)) = known.get(&coords) {
-            assert_eq!(answer["chunk"], serde_json::json!([o, l]), "{path} {coords:?}: \"more\" said otherwise");
-        }
         for m in answer.get("more").and_then(Value::as_array).into_iter().flatten() {
             let c: Vec<u64> = m[0].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
             assert!(c.iter().zip(&grid).all(|(a, b)| a < b), "{path}: more names {c:?} outside {grid:?}");
@@ -166,12 +173,13 @@ fn every_case_reads_back() {
         let fill = case["fillValue"].as_str().unwrap();
         let zf = &z["fill_value"];
         let same = match (zf, fill.parse::<f64>()) {
+            (Value::Number(n), Ok(x)) if dtype == "float32" => n.as_f64().unwrap() as f32 == x as f32,
             (Value::Number(n), Ok(x)) => n.as_f64().unwrap() == x && (n.to_string() == fill || n.as_f64().unwrap().fract() == 0.0 || fill.contains('.')),
             (Value::Bool(b), _) => b.to_string() == fill,
             (Value::String(s), _) if s == fill => true,
             (Value::Array(a), Ok(x)) => a.iter().all(|v| v.as_f64() == Some(x)),
             // Bytes types: base64 of the fill's bytes without trailing NULs ("" for zeros).
-            (Value::String(s), Err(_)) if fill == "0" => s.is_empty() || s.chars().all(|c| c == 'A' || c == '='),
+            (Value::String(s), _) if fill == "0" => s.is_empty() || s.chars().all(|c| c == 'A' || c == '='),
             _ => false,
         };
         assert!(same, "{name}: fill value {zf} for {fill}");
