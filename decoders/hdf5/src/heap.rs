@@ -154,7 +154,7 @@ pub fn bt2_header(f: &File, addr: u64) -> R<Bt2> {
 
 /// One node: its records, and for an internal node its children (address, record count).
 fn bt2_node<'f>(f: &'f File, h: &Bt2, addr: u64, nrec: u64, depth: u16) -> R<(Vec<&'f [u8]>, Vec<(u64, u64)>)> {
-    f.tick(1 + nrec)?;
+    f.tick(nrec.saturating_add(1))?;
     let o = f.o as u64;
     let ptr = if depth == 0 {
         0
@@ -164,7 +164,7 @@ fn bt2_node<'f>(f: &'f File, h: &Bt2, addr: u64, nrec: u64, depth: u16) -> R<(Ve
     let nrec_u = nrec;
     let size = nrec_u
         .checked_mul(h.rsize as u64)
-        .and_then(|r| r.checked_add(if depth == 0 { 0 } else { (nrec_u + 1) * ptr }))
+        .and_then(|r| r.checked_add(if depth == 0 { 0 } else { (nrec_u + 1).checked_mul(ptr)? }))
         .map(|s| s + 10)
         .filter(|&s| s <= h.node_size);
     let size = match size {
@@ -356,7 +356,8 @@ pub fn heap_get<'f>(f: &'f File, h: &Heap, id: &'f [u8]) -> R<&'f [u8]> {
     let off = c.uv(h.off_size)?;
     let len = c.uv(h.len_size)?;
     let (mut iaddr, mut nrows, mut base) = (h.root, h.cur_rows, 0u64);
-    let (o, wstart) = (f.o as u64, h.width * h.start);
+    let o = f.o as u64;
+    let Some(wstart) = h.width.checked_mul(h.start) else { return corrupt("fractal heap: rows overflow") };
     for _ in 0..64 {
         f.tick(1)?;
         if nrows == 0 {
@@ -369,7 +370,10 @@ pub fn heap_get<'f>(f: &'f File, h: &Heap, id: &'f [u8]) -> R<&'f [u8]> {
             return corrupt(format!("heap offset {off} is outside the heap"));
         }
         let size = row_size(h, r).ok_or_else(|| crate::io::E::Fail(crate::io::Code::Corrupt, "heap rows".into()))?;
-        let row_start = if r == 0 { 0 } else { h.width * size };
+        let row_start = if r == 0 { 0 } else { h.width.checked_mul(size).unwrap_or(u64::MAX) };
+        if row_start > x {
+            return corrupt("fractal heap: rows overflow");
+        }
         let col = (x - row_start) / size;
         let entry = r * h.width + col;
         let drows = nrows.min(h.max_drows);
@@ -385,13 +389,18 @@ pub fn heap_get<'f>(f: &'f File, h: &Heap, id: &'f [u8]) -> R<&'f [u8]> {
         if child == UNDEF {
             return corrupt(format!("heap offset {off} is in a block never allocated"));
         }
-        let boff = base + row_start + col * size;
+        let Some(boff) = base.checked_add(row_start).and_then(|b| b.checked_add(col.checked_mul(size)?)) else {
+            return corrupt("fractal heap: block offsets overflow");
+        };
         if r < h.max_drows {
             return direct(f, h, child, off.checked_sub(boff), len, size);
         }
         iaddr = child;
         base = boff;
-        nrows = (log2(size) - log2(wstart)) as u64 + 1;
+        nrows = match log2(size).checked_sub(log2(wstart)) {
+            Some(n) => n as u64 + 1,
+            None => return corrupt("fractal heap: an indirect block smaller than its rows"),
+        };
     }
     corrupt("fractal heap: indirect blocks nest too deep")
 }

@@ -286,8 +286,9 @@ fn fixed_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
     let page = 1u64 << page_bits;
     let prefix = 6 + o;
     let mut out = Vec::new();
+    let overflow = || crate::io::E::Fail(crate::io::Code::Corrupt, "fixed array sizes overflow".into());
     if n <= page {
-        let size = prefix + n * esize as u64 + 4;
+        let size = n.checked_mul(esize as u64).and_then(|s| s.checked_add(prefix + 4)).ok_or_else(overflow)?;
         let b = f.get(dblk, size)?;
         check_sum(b, "fixed array data block")?;
         if &b[..4] != b"FADB" {
@@ -309,7 +310,10 @@ fn fixed_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
     }
     let psize = page * esize as u64 + 4;
     let in_page = page.min(n - p * page);
-    let at = dblk + prefix + bitmap + 4 + p * psize;
+    let at = p
+        .checked_mul(psize)
+        .and_then(|x| x.checked_add(dblk)?.checked_add(prefix + bitmap + 4))
+        .ok_or_else(overflow)?;
     let pb = f.get(at, in_page * esize as u64 + 4)?;
     check_sum(pb, "fixed array page")?;
     elements(f, &pb[..pb.len() - 4], esize, p * page, full, &mut out)?;
@@ -378,12 +382,12 @@ fn extensible_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
     let (mut start_idx, mut start_dblk) = (0u64, 0u64);
     for u in 0..sblk {
         let nd = 1u64 << (u / 2);
-        start_idx += nd * ((1u64 << u.div_ceil(2)) * dblk_min);
-        start_dblk += nd;
+        start_idx = start_idx.saturating_add(nd.saturating_mul((1u64 << u.div_ceil(2)) * dblk_min));
+        start_dblk = start_dblk.saturating_add(nd);
     }
     let ndblks = 1u64 << (sblk / 2);
     let dblk_nelmts = (1u64 << sblk.div_ceil(2)) * dblk_min;
-    let local = i - start_idx;
+    let Some(local) = i.checked_sub(start_idx) else { return corrupt("extensible array indexing") };
     let d_in = local / dblk_nelmts;
     let page = 1u64 << page_bits;
     let paged = dblk_nelmts > page;
@@ -401,13 +405,19 @@ fn extensible_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
         }
         let init = npages.div_ceil(8);
         let sprefix = 6 + o + off_size;
-        let ssize = sprefix + ndblks * init + ndblks * o + 4;
+        let ssize = ndblks
+            .checked_mul(init + o)
+            .and_then(|x| x.checked_add(sprefix + 4))
+            .ok_or_else(|| crate::io::E::Fail(crate::io::Code::Corrupt, "extensible array sizes overflow".into()))?;
         let sb = f.get_hint(s, ssize, 4096)?;
         check_sum(sb, "extensible array super block")?;
         if &sb[..4] != b"EASB" {
             return corrupt("extensible array super block: no \"EASB\"");
         }
         let at = (sprefix + ndblks * init + d_in * o) as usize;
+        if at + o as usize > sb.len() {
+            return corrupt("extensible array super block");
+        }
         let dblk = undef(le(&sb[at..at + o as usize]), o as usize);
         let p = (local % dblk_nelmts) / page;
         let ok = !paged || bit(&sb[(sprefix + d_in * init) as usize..], p);
@@ -417,7 +427,7 @@ fn extensible_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
         return Ok((None, Vec::new()));
     }
     let dprefix = 6 + o + off_size;
-    let first = idx_elmts + start_idx + d_in * dblk_nelmts;
+    let first = idx_elmts.saturating_add(start_idx).saturating_add(d_in.saturating_mul(dblk_nelmts));
     if !paged {
         let db = f.get(dblk, dprefix + dblk_nelmts * es + 4)?;
         check_sum(db, "extensible array data block")?;
@@ -427,7 +437,10 @@ fn extensible_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
         elements(f, &db[dprefix as usize..db.len() - 4], esize, first, full, &mut out)?;
     } else {
         let p = (local % dblk_nelmts) / page;
-        let at = dblk + dprefix + 4 + p * (page * es + 4);
+        let at = p
+            .checked_mul(page * es + 4)
+            .and_then(|x| x.checked_add(dblk)?.checked_add(dprefix + 4))
+            .ok_or_else(|| crate::io::E::Fail(crate::io::Code::Corrupt, "extensible array sizes overflow".into()))?;
         let pb = f.get(at, page * es + 4)?;
         check_sum(pb, "extensible array data block page")?;
         elements(f, &pb[..pb.len() - 4], esize, first + p * page, full, &mut out)?;

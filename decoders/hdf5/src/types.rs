@@ -338,7 +338,7 @@ pub fn ztype(t: &Dt) -> R<ZType> {
             s.push(',');
             s.push_str(&js);
             s.push(']');
-            at += mt.size();
+            at = at.saturating_add(mt.size());
         }
         if at != *size as u64 || members.is_empty() {
             return unsupported("a compound with padding at its end");
@@ -600,7 +600,7 @@ fn element(f: &File, out: &mut String, t: &Dt, b: &[u8], depth: u32) -> R<()> {
                 }
                 json::str(out, name);
                 out.push(':');
-                let (s, e) = (*off as usize, (*off + mt.size()) as usize);
+                let (s, e) = (*off as usize, off.saturating_add(mt.size()) as usize);
                 match b.get(s..e) {
                     Some(mb) => element(f, out, mt, mb, depth + 1)?,
                     None => out.push_str("null"),
@@ -611,7 +611,7 @@ fn element(f: &File, out: &mut String, t: &Dt, b: &[u8], depth: u32) -> R<()> {
         Dt::Array { dims, base } if depth < 4 => {
             let es = base.size() as usize;
             let mut k = 0usize;
-            if dims.iter().product::<u64>() * es as u64 != b.len() as u64 {
+            if dims.iter().try_fold(es as u64, |a, &d| a.checked_mul(d)) != Some(b.len() as u64) {
                 out.push_str("null");
                 return Ok(());
             }
