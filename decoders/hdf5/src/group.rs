@@ -61,6 +61,7 @@ pub fn links(f: &File, sb: &Super, h: &Header) -> R<Vec<Link>> {
         if heap != UNDEF && index != UNDEF {
             let (hh, bh) = (heap_header(f, heap), bt2_header(f, index));
             let (hh, bh) = (hh?, bh?);
+            crate::heap::heap_prefetch(f, &hh);
             if bh.ty != 5 {
                 return corrupt(format!("link name index of type {}", bh.ty));
             }
@@ -270,6 +271,7 @@ pub fn attributes<'f>(f: &'f File, h: &Header<'f>) -> R<Vec<Attr<'f>>> {
         if heap != UNDEF && index != UNDEF {
             let (hh, bh) = (heap_header(f, heap), bt2_header(f, index));
             let (hh, bh) = (hh?, bh?);
+            crate::heap::heap_prefetch(f, &hh);
             if bh.ty != 8 {
                 return corrupt(format!("attribute name index of type {}", bh.ty));
             }

@@ -405,6 +405,38 @@ pub fn heap_get<'f>(f: &'f File, h: &Heap, id: &'f [u8]) -> R<&'f [u8]> {
     corrupt("fractal heap: indirect blocks nest too deep")
 }
 
+/// Ask (without waiting) for every direct block the root of the heap lists, so that they come in
+/// the same round as the index nodes naming objects in them (a group's or attributes' heap is
+/// read whole anyway).
+pub fn heap_prefetch(f: &File, h: &Heap) {
+    if h.root == UNDEF {
+        return;
+    }
+    if h.cur_rows == 0 {
+        let _ = f.get(h.root, h.start);
+        return;
+    }
+    let o = f.o as u64;
+    let n_entries = h.cur_rows * h.width;
+    let bsize = 4 + 1 + o + h.off_size as u64 + n_entries * o + 4;
+    let Ok(b) = f.get_hint(h.root, bsize, 4096) else { return };
+    let mut c = f.cur(b, "fractal heap indirect block");
+    if c.sig(b"FHIB").is_err() || c.skip(1 + o as usize + h.off_size).is_err() {
+        return;
+    }
+    let mut fetched = 0u64;
+    for r in 0..h.cur_rows.min(h.max_drows) {
+        let Some(size) = row_size(h, r) else { return };
+        for _ in 0..h.width {
+            let Ok(a) = c.addr() else { return };
+            fetched = fetched.saturating_add(size);
+            if a != UNDEF && fetched <= 16 << 20 {
+                let _ = f.get(a, size);
+            }
+        }
+    }
+}
+
 fn direct<'f>(f: &'f File, _h: &Heap, addr: u64, rel: Option<u64>, len: u64, size: u64) -> R<&'f [u8]> {
     let Some(rel) = rel.filter(|&r| r.checked_add(len).is_some_and(|e| e <= size)) else {
         return corrupt("a heap object outside its block");

@@ -7,6 +7,9 @@ use common::Host;
 fn explore() {
     let (Ok(file), Ok(path)) = (std::env::var("HDF5_FILE"), std::env::var("HDF5_PATH")) else { return };
     let mut h = Host::open(&format!("data/{file}"));
+    if let Ok(r) = std::env::var("HDF5_READ_AHEAD") {
+        h.read_ahead = r.parse().unwrap();
+    }
     let n = h.node(&path);
     println!("{}", serde_json::to_string(&n).unwrap());
     println!("rounds {} fetched {}", h.rounds, h.fetched);

@@ -21,13 +21,15 @@ pub struct Host {
     pub fetched: u64,
     /// Whether to tell the module the file's size.
     pub tell_size: bool,
+    /// Each range asked is fetched with at least this many bytes.
+    pub read_ahead: u64,
 }
 
 pub const READ_AHEAD: u64 = 64 << 10;
 
 impl Host {
     pub fn new(file: Vec<u8>) -> Host {
-        Host { file, windows: Vec::new(), rounds: 0, fetched: 0, tell_size: true }
+        Host { file, windows: Vec::new(), rounds: 0, fetched: 0, tell_size: true, read_ahead: READ_AHEAD }
     }
 
     pub fn open(rel: &str) -> Host {
@@ -49,7 +51,7 @@ impl Host {
     fn add(&mut self, off: u64, len: u64) {
         let size = self.file.len() as u64;
         let start = off.min(size);
-        let end = off.saturating_add(len.max(READ_AHEAD)).min(size);
+        let end = off.saturating_add(len.max(self.read_ahead)).min(size);
         if start >= end {
             return;
         }
@@ -101,6 +103,9 @@ impl Host {
                 Some(need) => {
                     self.rounds += 1;
                     assert!(self.rounds <= 32, "{req}: more than 32 rounds");
+                    if std::env::var("HDF5_TRACE").is_ok() {
+                        eprintln!("round {}: {need}", self.rounds);
+                    }
                     let before = self.windows.clone();
                     for r in need.as_array().unwrap() {
                         let (o, l) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
