@@ -234,6 +234,7 @@ fn group_node(f: &File, sb: &Super, h: &Header, at: &[String], visited: &mut Vec
             }),
             Ok(None) => Ok(None),
             Err(E::Need) => Err(E::Need),
+            // A child that cannot be read is left out of the listing (opening it says why).
             Err(E::Fail(..)) => Ok(None),
         }
     });
