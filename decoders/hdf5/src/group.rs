@@ -1,6 +1,6 @@
 //! Groups: their links (symbol tables, link messages, dense link storage), paths, attributes.
 use crate::heap::{bt1_node, bt2_all, bt2_header, field, heap_get, heap_header, heap_str, local_heap};
-use crate::io::{all, corrupt, File, E, R, UNDEF};
+use crate::io::{all, corrupt, File, R, UNDEF};
 use crate::object::{header, Header, Super, ATTRIBUTE, ATTRIBUTE_INFO, GROUP_INFO, LAYOUT, LINK, LINK_INFO, SYMBOL_TABLE};
 use crate::types::{attribute, Attr};
 use alloc::format;

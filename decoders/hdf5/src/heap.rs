@@ -67,7 +67,6 @@ pub fn global<'f>(f: &'f File, addr: u64, index: u32) -> R<&'f [u8]> {
 // ------------------------------------------------------------------------------------------------
 
 pub struct Bt1<'f> {
-    pub ty: u8,
     pub level: u8,
     pub keys: Vec<&'f [u8]>,
     pub children: Vec<u64>,
@@ -101,7 +100,7 @@ pub fn bt1_node<'f>(f: &'f File, addr: u64, ty: u8, key: usize, k: u16) -> R<Bt1
     }
     keys.push(c.take(key)?);
     f.tick(n as u64)?;
-    Ok(Bt1 { ty, level, keys, children })
+    Ok(Bt1 { level, keys, children })
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -99,10 +99,6 @@ impl<'a> File<'a> {
         File { segs, size, needs: RefCell::new(Vec::new()), work: Cell::new(0), base: 0, o: 8, l: 8 }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.segs.is_empty()
-    }
-
     pub fn take_needs(&self) -> Vec<(u64, u64)> {
         let mut n = core::mem::take(&mut *self.needs.borrow_mut());
         n.sort_unstable();
@@ -118,10 +114,6 @@ impl<'a> File<'a> {
             out.push((off, len));
         }
         out
-    }
-
-    pub fn has_needs(&self) -> bool {
-        !self.needs.borrow().is_empty()
     }
 
     /// Count `n` units of work; past the limit the parse stops (loops, absurd sizes).
@@ -163,15 +155,6 @@ impl<'a> File<'a> {
         }
         self.needs.borrow_mut().push((off, want.max(1)));
         Err(E::Need)
-    }
-
-    /// Whether absolute `[off, off + len)` is held (no need recorded).
-    pub fn holds(&self, off: u64, len: u64) -> bool {
-        let i = self.segs.partition_point(|s| s.0 <= off);
-        i > 0 && {
-            let (soff, bytes) = &self.segs[i - 1];
-            (off - soff).checked_add(len).is_some_and(|e| e <= bytes.len() as u64)
-        }
     }
 
     /// Absolute offset of file address `addr`.
@@ -256,9 +239,6 @@ impl<'a> Cur<'a> {
     }
     pub fn u32(&mut self) -> R<u32> {
         Ok(self.uv(4)? as u32)
-    }
-    pub fn u64(&mut self) -> R<u64> {
-        self.uv(8)
     }
     /// A little-endian unsigned integer of `n` (≤ 8) bytes.
     pub fn uv(&mut self, n: usize) -> R<u64> {

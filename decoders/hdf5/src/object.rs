@@ -6,7 +6,6 @@ use alloc::vec::Vec;
 pub const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
 pub struct Super {
-    pub version: u8,
     pub base: u64,
     pub o: u8,
     pub l: u8,
@@ -86,7 +85,7 @@ pub fn superblock(f: &File) -> R<Super> {
         return corrupt("superblock: no root group");
     }
     // The library takes the signature's place as the base address when the two differ.
-    Ok(Super { version, base: at, o, l, root, group_k, chunk_k })
+    Ok(Super { base: at, o, l, root, group_k, chunk_k })
 }
 
 #[derive(Clone, Copy)]
@@ -205,6 +204,7 @@ pub fn header<'f>(f: &'f File, addr: u64) -> R<Header<'f>> {
             }
         }
         if need {
+            prefetch_dimension_lists(f, &msgs);
             return Err(E::Need);
         }
     }
@@ -278,5 +278,25 @@ pub fn unshare<'f>(f: &'f File, m: &Msg<'f>) -> R<Msg<'f>> {
     match h.msgs.iter().find(|x| x.ty == m.ty && x.flags & 0x02 == 0) {
         Some(x) => Ok(*x),
         None => corrupt(format!("the shared message's object at {addr} has no such message")),
+    }
+}
+
+/// While a header's continuation is fetched, also fetch the global heap collections its
+/// `DIMENSION_LIST` attribute points at (read next when the dataset is opened): a round less.
+fn prefetch_dimension_lists(f: &File, msgs: &[Msg]) {
+    for m in msgs.iter().filter(|m| m.ty == ATTRIBUTE) {
+        let Ok(a) = crate::types::attribute(f, m.data) else { continue };
+        if a.name != "DIMENSION_LIST" {
+            continue;
+        }
+        let es = 8 + f.o as usize;
+        for e in a.data.chunks_exact(es).take(32) {
+            let mut c = f.cur(e, "DIMENSION_LIST");
+            if let (Ok(_), Ok(coll)) = (c.u32(), c.addr()) {
+                if coll != UNDEF {
+                    let _ = f.get_hint(coll, 16, 4096);
+                }
+            }
+        }
     }
 }
