@@ -340,9 +340,25 @@ impl Dataset<'_> {
         json::list(&mut j, &self.shape);
         j.push_str(",\"data_type\":");
         j.push_str(&self.z.json);
-        j.push_str(",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
-        json::list(&mut j, &chunk);
-        j.push_str("}},\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}");
+        let first = self.shape.first().copied().unwrap_or(0);
+        match (&self.layout, chunk.first()) {
+            // Contiguous rows whose last pseudo-chunk is shorter: a rectilinear grid (the host
+            // then reads exactly the rows there are).
+            (Layout::Contiguous { .. }, Some(&k)) if k > 0 && first % k != 0 => {
+                j.push_str(",\"chunk_grid\":{\"name\":\"rectilinear\",\"configuration\":{\"kind\":\"inline\",\"chunk_shapes\":[");
+                j.push_str(&alloc::format!("[[{k},{}],{}]", first / k, first % k));
+                for d in &chunk[1..] {
+                    j.push_str(&alloc::format!(",{d}"));
+                }
+                j.push_str("]}}");
+            }
+            _ => {
+                j.push_str(",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
+                json::list(&mut j, &chunk);
+                j.push_str("}}");
+            }
+        }
+        j.push_str(",\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}");
         j.push_str(",\"fill_value\":");
         fill_json(&mut j, &self.dt, self.fill);
         j.push_str(",\"codecs\":");
