@@ -148,8 +148,8 @@ fn every_case_reads_back() {
     let mut only_located = Vec::new();
     for case in m["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
-        let path = case["path"].as_str().unwrap();
-        let mut h = Host::open(&format!("data/{}", case["file"].as_str().unwrap()));
+        let path = case["open"]["path"].as_str().unwrap();
+        let mut h = Host::open(&format!("data/{}", case["path"].as_str().unwrap()));
         let node = h.node(path);
         let z = &node["node"]["zarr_json"];
         assert!(z.is_object(), "{name}: {node}");
