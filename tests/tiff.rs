@@ -8,7 +8,8 @@ use common::fixture_files;
 use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::open::{open, OpenOptions, Opened};
-use shardfetch::core::read::read_chunk;
+use shardfetch::core::read::plan::Sel;
+use shardfetch::core::read::{read_chunk, read_region};
 use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::ErrorCode;
 
@@ -68,6 +69,18 @@ fn a_cog_opens_in_one_request_and_its_first_tile_in_one_more() {
     assert_eq!(s.requests(), 1, "the image's metadata is the group's: {:?}", s.log());
     block_on(read_chunk(&a, &s, &[0, 0])).unwrap();
     assert_eq!(s.requests(), 2, "{:?}", s.log());
+}
+
+/// Tiles wanted together are one request of the file.
+#[test]
+fn tiles_wanted_together_are_one_request() {
+    // gd_cog_f32's full resolution: 180x200 in 64x64 tiles (12), GDAL's layout.
+    let s = fixture_files(BASE, None);
+    let url = format!("{BASE}/data/tiff/gd_cog_f32.tif");
+    let Opened::Array(a) = block_on(open(&s, &url, at("0"))).unwrap() else { panic!("an array") };
+    let before = s.requests();
+    block_on(read_region(&a, &s, &[Sel::All, Sel::All])).unwrap();
+    assert_eq!(s.requests() - before, 1, "{:?}", &s.log()[before..]);
 }
 
 /// A TIFF behind a URL without its extension opens by its first bytes.

@@ -19,6 +19,9 @@ const URLS: Record<string, () => URL> = {
   pcodec: () => new URL("./wasm/decoders/pcodec.wasm", import.meta.url),
   compresso: () => new URL("./wasm/decoders/compresso.wasm", import.meta.url),
   parquet: () => new URL("./wasm/decoders/parquet.wasm", import.meta.url),
+  hdf5: () => new URL("./wasm/decoders/hdf5.wasm", import.meta.url),
+  webp: () => new URL("./wasm/decoders/webp.wasm", import.meta.url),
+  lerc: () => new URL("./wasm/decoders/lerc.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */
@@ -37,6 +40,18 @@ async function compile(url: URL): Promise<WebAssembly.Module> {
   // Streaming needs the wasm content type; otherwise from the bytes.
   if (response.headers.get("content-type")?.startsWith("application/wasm")) return WebAssembly.compileStreaming(response);
   return WebAssembly.compile(await response.arrayBuffer());
+}
+
+/**
+ * The decoder module an error says is missing (a store kind that reads through one — HDF5's
+ * reader — asked for it while opening), or null.
+ */
+export function missingDecoder(e: unknown): string | null {
+  const { code, message } = (e ?? {}) as { code?: unknown; message?: unknown };
+  if (code !== "UnsupportedCodec" || typeof message !== "string") return null;
+  const m = /\bno (\w+) decoder is loaded|\bthe (\w+) decoder is not loaded/.exec(message);
+  const name = m?.[1] ?? m?.[2];
+  return name !== undefined && name in URLS && !hasDecoder(name) ? name : null;
 }
 
 /** Load the decoders `names` (an opened array's `decoders()`) on this thread. */

@@ -10,7 +10,7 @@ import { earlyMetadataRequest, wasmOptions } from "./early.js";
 import { opens } from "./warmup.js";
 import { ShardedArray } from "./array.js";
 import { Group, notAnArray } from "./group.js";
-import { loadDecoders } from "./decoder-urls.js";
+import { loadDecoders, missingDecoder } from "./decoder-urls.js";
 
 /** Open the node (array or group) at `url` (+ `options.path`). */
 export function open(url: string, options: OpenOptions = {}): Promise<ShardedArray | Group> {
@@ -33,11 +33,18 @@ async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Prom
   checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
   const glue = api();
-  try {
-    const o = wasmOptions(options, early);
-    node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
-  } catch (e) {
-    throw toError(e);
+  for (let loaded = 0; ; loaded++) {
+    try {
+      const o = wasmOptions(options, loaded === 0 ? early : undefined);
+      node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
+      break;
+    } catch (e) {
+      // A store kind that reads through a decoder module (HDF5) asks for it before any request
+      // of its own: loaded, the open starts again.
+      const name = loaded < 3 ? missingDecoder(e) : null;
+      if (name === null) throw toError(e);
+      await loadDecoders([name]);
+    }
   }
   const isArray = (n: WasmArray | WasmGroup): n is WasmArray => n instanceof glue.WasmArray;
   try {

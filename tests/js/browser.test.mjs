@@ -38,7 +38,7 @@ after(async () => {
 });
 
 /** Open browser.html with the given query and return its result object. */
-async function runPage(query, timeout = 240_000) {
+async function runPage(query, timeout = 420_000) {
   const page = await browser.newPage();
   const logs = [];
   page.on("console", (m) => {

@@ -684,6 +684,58 @@ test("TIFF by ?url=: a COG's overviews and an OME-TIFF's SubIFD pyramid are its 
   await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/tiff/tf_ome_two_series.ome.tif` });
 });
 
+test("HDF5 and NetCDF-4 by ?url=&path=: a NetCDF-4 variable's time step and an HDF5 image dataset, read by range; screen pixels are netCDF4-python's and h5py's values", async () => {
+  // nc_var00: netCDF4-python's float32 [time, lat, lon] = 5x6x8, one chunk per time step.
+  {
+    const exp = expectedOf("hdf5/nc_var00", Float32Array);
+    const [H, W] = [6, 8];
+    const t = 3;
+    const plane = t * H * W;
+    let lo = Infinity, hi = -Infinity;
+    for (let i = 0; i < H * W; i++) [lo, hi] = [Math.min(lo, exp[plane + i]), Math.max(hi, exp[plane + i])];
+    const url = `${dataServer.url}/fixtures/hdf5/netcdf4.nc`;
+    dataServer.log.length = 0;
+    const page = await openViewer({ url, path: "var00", zoom: 16, cx: W / 2, cy: H / 2, at: `time:${t}`, lo, hi, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      assert.equal(await page.evaluate(() => document.getElementById("url").value), `${url}|zarr:var00`);
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const axes = await page.evaluate(() => window.viewerApp.viewer.ds.axes.map((a) => a.name));
+      assert.deepEqual(axes, ["time", "lat", "lon"]);
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const n = checkGreys(img, geo, [W, H], (x, y) => grey(exp[plane + y * W + x], lo, hi), `nc_var00 time ${t}`);
+      assert.equal(n, H * W, `${n} pixels checked`);
+      // by range: every answer a part of the file, none the whole of it
+      const size = fs.statSync(path.join(fixturesDir, "data/hdf5/netcdf4.nc")).size;
+      const reads = dataServer.log.filter((e) => e.path === "/fixtures/hdf5/netcdf4.nc" && e.method === "GET");
+      assert.ok(reads.length > 0 && reads.every((e) => e.status === 206 && e.bytes < size), JSON.stringify(reads));
+    } finally {
+      await page.close();
+    }
+  }
+  // latest_deflate_shuffle: h5py (libver latest), float32 50x45, chunks 16x16, deflate + shuffle.
+  {
+    const exp = expectedOf("hdf5/latest_deflate_shuffle", Float32Array);
+    const [H, W] = [50, 45];
+    let lo = Infinity, hi = -Infinity;
+    for (const v of exp) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/hdf5/latest.h5`, path: "/deflate_shuffle", zoom: 4, cx: W / 2, cy: H / 2, lo, hi, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const n = checkGreys(img, geo, [W, H], (x, y) => grey(exp[y * W + x], lo, hi), "latest_deflate_shuffle");
+      assert.ok(n > 1000, `${n} pixels checked`);
+    } finally {
+      await page.close();
+    }
+  }
+});
+
 /** Types `input` into the viewer's URL field and submits the form; resolves once it opened (or failed). */
 async function submitUrl(page, input) {
   await page.fill("#url", input);

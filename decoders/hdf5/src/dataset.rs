@@ -310,7 +310,7 @@ impl Dataset<'_> {
                     s.push_str("}}");
                 }
                 32000 | 32004 | 6 => {
-                    s.push_str("{\"name\":\"hdf5\",\"configuration\":{\"filter\":");
+                    s.push_str("{\"name\":\"hdf5_filter\",\"configuration\":{\"filter\":");
                     json::num(&mut s, flt.id);
                     s.push_str(",\"params\":[");
                     for (k, v) in flt.cd.iter().enumerate() {

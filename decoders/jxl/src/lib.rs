@@ -1,7 +1,9 @@
-//! Neuroglancer precomputed `jxl` chunks (JPEG XL, as cloud-volume and Neuroglancer write and read
-//! them): `decode(jxl, [voxels, channels])` → 8-bit samples, the frames' pixels in order (x
-//! fastest, then y, then the frames along z, or one image y·z tall), channels interleaved;
-//! decoded within an allocation budget, so a hostile header cannot make it allocate gigabytes.
+//! JPEG XL images: Neuroglancer precomputed `jxl` chunks (as cloud-volume and Neuroglancer write
+//! and read them) and TIFF tiles (compression 50002, as tifffile writes them):
+//! `decode(jxl, [voxels, channels, size])` → samples of `size` bytes (1, the default, or 2: 16-bit,
+//! little endian), the frames' pixels in order (x fastest, then y, then the frames along z, or
+//! one image y·z tall), channels interleaved; decoded within an allocation budget, so a hostile
+//! header cannot make it allocate gigabytes.
 #![forbid(unsafe_code)]
 use abi::{count, Failure};
 use jxl_oxide::{AllocTracker, InitializeResult, JxlImage};
@@ -10,8 +12,14 @@ abi::export_decoder!(decode);
 
 pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let (voxels, channels) = (count(args, 0, "voxels")?, count(args, 1, "channels")?);
+    let size = match count(args, 2, "size").unwrap_or(0) {
+        0 | 1 => 1,
+        2 => 2,
+        s => return Err(Failure::unsupported(format!("JPEG XL samples of {s} bytes"))),
+    };
     let want = voxels
         .checked_mul(channels)
+        .and_then(|n| n.checked_mul(size))
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| Failure::corrupt("chunk too large"))?;
     // The decoder's own buffers (f32 planes and their borders) within a budget of the chunk's size.
@@ -33,15 +41,25 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let mut out = Vec::new();
     out.try_reserve_exact(want).map_err(|_| Failure::too_large("cannot allocate the chunk"))?;
     let plane = (w * h * channels) as usize;
+    let mut wide = Vec::new();
     for k in 0..image.num_loaded_keyframes() {
         let render = image.render_frame(k).map_err(|e| corrupt(&e))?;
         let mut stream = render.stream();
         if u64::from(stream.channels()) != channels {
             return Err(Failure::corrupt(format!("{} channels, expected {channels}", stream.channels())));
         }
-        let start = out.len();
-        out.resize(start + plane, 0);
-        if stream.write_to_buffer::<u8>(&mut out[start..]) != plane {
+        let written = if size == 1 {
+            let start = out.len();
+            out.resize(start + plane, 0);
+            stream.write_to_buffer::<u8>(&mut out[start..])
+        } else {
+            wide.clear();
+            wide.resize(plane, 0u16);
+            let n = stream.write_to_buffer::<u16>(&mut wide);
+            out.extend(wide.iter().flat_map(|v| v.to_le_bytes()));
+            n
+        };
+        if written != plane {
             return Err(Failure::corrupt("a frame shorter than its header says"));
         }
     }

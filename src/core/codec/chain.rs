@@ -75,11 +75,15 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "numcodecs.bz2" => Box::new(super::bz2::Bz2),
         "numcodecs.lzma" => Box::new(super::lzma::Lzma::parse(conf)?),
         "numcodecs.pcodec" => Box::new(super::pcodec::PCodec),
+        // HDF5's own filters (LZF, its LZ4, scale-offset), through its reader module.
+        "hdf5_filter" => Box::new(super::hdf5_filter::Hdf5Filter::parse(conf)?),
         // TIFF's, under imagecodecs' names.
         "imagecodecs_lzw" => Box::new(super::lzw::Lzw),
         "imagecodecs_packbits" => Box::new(super::tiff_packbits::TiffPackBits),
         "imagecodecs_packints" => Box::new(super::packints::PackInts::parse(conf)?),
-        "imagecodecs_jpeg" => Box::new(super::tiff_jpeg::TiffJpeg::parse(conf)?),
+        name @ ("imagecodecs_jpeg" | "imagecodecs_webp" | "imagecodecs_jpegxl" | "imagecodecs_lerc") => {
+            Box::new(super::tiff_image::TiffImage::parse(name, conf)?)
+        }
         "imagecodecs_delta" => Box::new(super::predictor::HorizontalDelta::parse(conf, ndim)?),
         "imagecodecs_floatpred" => Box::new(super::predictor::FloatPredictor::parse(conf, ndim)?),
         "sharding_indexed" => return err(

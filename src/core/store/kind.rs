@@ -139,9 +139,9 @@ pub trait Kind: Sized {
         None
     }
 
-    /// Whether its keys are placed without a request and share objects (a reference file's
-    /// chunks are ranges of a few targets): the chunks of an array then read together whatever
-    /// key holds them, so that neighbours in one target merge.
+    /// Whether its keys share objects (a reference file's chunks are ranges of a few targets, a
+    /// TIFF's or HDF5 file's of one): the chunks of an array then read together whatever key
+    /// holds them (located in parallel), so that neighbours in one object merge.
     fn keys_share_objects(&self) -> bool {
         false
     }

@@ -20,6 +20,7 @@ mod reads;
 pub mod refs;
 pub mod registry;
 mod stack;
+pub mod hdf5;
 pub mod tiff;
 pub mod zip;
 

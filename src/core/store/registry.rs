@@ -120,6 +120,7 @@ kinds! {
     References: super::refs::References,
     Icechunk: super::icechunk::Repo,
     Tiff: super::tiff::Tiff,
+    Hdf5: super::hdf5::Hdf5,
 }
 
 /// The kind that claims the open option `name` (Icechunk claims `branch`).

@@ -192,7 +192,7 @@ pub fn decode_chunk(codecs: &[Value], mut data: Vec<u8>, nbytes: usize) -> Optio
                 assert_eq!(fletcher32(body), u32::from_le_bytes(sum.try_into().unwrap()), "fletcher32");
                 body.to_vec()
             }
-            "hdf5" => {
+            "hdf5_filter" => {
                 let id = conf["filter"].as_u64().unwrap();
                 let params: Vec<u64> = conf["params"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
                 filter(id, &params, &data, nbytes as u64).unwrap_or_else(|e| panic!("filter {id}: {e:?}"))

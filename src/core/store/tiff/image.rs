@@ -34,9 +34,10 @@ pub const GEO_KEY_DIRECTORY: u16 = 34735;
 pub const GDAL_NODATA: u16 = 42113;
 pub const GDAL_METADATA: u16 = 42112;
 pub const JPEG_TABLES: u16 = 347;
+pub const LERC_PARAMETERS: u16 = 50674;
 
 /// Tags whose values describe the image (read before it is described, where not inline).
-pub const DESCRIBING: [u16; 9] = [
+pub const DESCRIBING: [u16; 10] = [
     GDAL_METADATA,
     BITS_PER_SAMPLE,
     SAMPLE_FORMAT,
@@ -46,6 +47,7 @@ pub const DESCRIBING: [u16; 9] = [
     MODEL_TRANSFORMATION,
     GEO_KEY_DIRECTORY,
     JPEG_TABLES,
+    LERC_PARAMETERS,
 ];
 
 /// An image (one directory), described.
@@ -311,6 +313,27 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
         c.push(String::from("{\"name\":\"transpose\",\"configuration\":{\"order\":[1,2,0]}}"));
     }
     let compression = v.int(COMPRESSION).unwrap_or(1);
+    // Whole images, through decoder modules: WebP (8-bit RGB, RGBA), JPEG XL (8-, 16-bit), LERC
+    // (any sample type; GDAL's deflate or zstd around it).
+    if matches!(compression, 50001 | 50002 | 52546 | 34887) {
+        let s = if planar { 1 } else { samples };
+        let (name, ok) = match compression {
+            50001 => ("webp", dtype == "uint8" && matches!(s, 3 | 4)),
+            34887 => ("lerc", matches!(bits, 8 | 16 | 32 | 64) && dtype != "float16"),
+            _ => ("jpegxl", matches!(dtype, "uint8" | "uint16") && s <= 4),
+        };
+        if !ok || v.int(PREDICTOR).unwrap_or(1) != 1 {
+            return Err(unsupported(file, index, format!("Compression {compression} of {samples} {dtype} samples")));
+        }
+        c.push(format!("{{\"name\":\"imagecodecs_{name}\",\"configuration\":{{\"samples\":{s}}}}}"));
+        match v.ints(LERC_PARAMETERS).and_then(|p| p.get(1).copied()).filter(|_| compression == 34887) {
+            Some(1) => c.push(String::from("{\"name\":\"numcodecs.zlib\"}")),
+            Some(2) => c.push(String::from("{\"name\":\"zstd\"}")),
+            None | Some(0) => {}
+            Some(n) => return Err(unsupported(file, index, format!("LercParameters compression {n}"))),
+        }
+        return Ok(format!("[{}]", c.join(",")));
+    }
     if compression == 7 {
         // JPEG: 8-bit grey or YCbCr (given as RGB) tiles, decoded whole; no predictor.
         let photometric = v.int(PHOTOMETRIC).unwrap_or(1);
@@ -349,9 +372,6 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
         n => {
             let name = match n {
                 6 => "old-style JPEG",
-                34887 => "LERC",
-                50001 => "WebP",
-                50002 | 52546 => "JPEG XL",
                 34925 => "LZMA",
                 _ => "an unknown scheme",
             };

@@ -156,6 +156,11 @@ impl Kind for Tiff {
     fn format(&self) -> Option<&'static str> {
         Some("zarr3")
     }
+
+    /// Every tiles is a range of the one file: those wanted together merge.
+    fn keys_share_objects(&self) -> bool {
+        true
+    }
 }
 
 /// `0/12` → `[0, 12]`.
