@@ -16,7 +16,9 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
+import os from "node:os";
 import { startServer } from "../tests/server.mjs";
+import { commit } from "./commit.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -85,7 +87,7 @@ function renderersRss() {
   return total;
 }
 
-const results = { date: new Date().toISOString(), target, runs: {} };
+const results = { date: new Date().toISOString(), commit: commit(), machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version }, target, runs: {} };
 const spec = { shape: [32768, 32768], shard: [4096, 4096], chunk: [512, 512], levels: 4 };
 
 if (envs.includes("node")) {

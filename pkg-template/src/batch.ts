@@ -11,6 +11,24 @@ import { toError } from "./errors.js";
 import { unlessTrapped } from "./module.js";
 import { toResult, type TypedArrayCtor } from "./typed.js";
 
+/**
+ * `f` in the next task, without the ≥ 4 ms browsers give nested `setTimeout(…, 0)` (a caller
+ * awaiting one chunk after another lands there each time): `setImmediate` in Node, a message to
+ * itself in a page or worker.
+ */
+const nextTask: (f: () => void) => void = (() => {
+  const g = globalThis as { setImmediate?: (f: () => void) => unknown };
+  if (typeof g.setImmediate === "function") return (f) => void g.setImmediate!(f);
+  if (typeof MessageChannel !== "function") return (f) => void setTimeout(f, 0);
+  const ch = new MessageChannel();
+  const queue: (() => void)[] = [];
+  ch.port1.onmessage = () => queue.shift()?.();
+  return (f) => {
+    queue.push(f);
+    ch.port2.postMessage(0);
+  };
+})();
+
 interface Pending {
   coords: number[];
   signal: AbortSignal | undefined;
@@ -42,7 +60,7 @@ export class ChunkBatcher {
       // calls made as their answers land (each in its own task: a tile loader refilling its
       // slots) join the batch too.
       if (this.#pending.length === 0) {
-        if (this.#reading > 0) setTimeout(() => this.#flush(), 0);
+        if (this.#reading > 0) nextTask(() => this.#flush());
         else queueMicrotask(() => this.#flush());
       }
       this.#pending.push({ coords, signal, priority, resolve, reject });
