@@ -38,6 +38,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
+import { peer } from "./peers.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -106,15 +107,17 @@ function ensureData() {
 }
 
 /**
- * geotiff.js's package directory: the repository's node_modules, bench/.build/peers (bench/peers.mjs)
- * when installed there, else the unpacked tarball at $GEOTIFF_DIR.
+ * geotiff.js's package directory: the repository's node_modules, bench/.build/peers (bench/peers.mjs:
+ * installed there on first use), or the unpacked tarball at $GEOTIFF_DIR.
  */
 function geotiffDir() {
   for (const base of [path.join(repo, "node_modules"), path.join(buildDir, "peers/node_modules")]) {
     if (fs.existsSync(path.join(base, "geotiff/package.json"))) return path.join(base, "geotiff");
   }
-  const dir = process.env.GEOTIFF_DIR ?? "/tmp/peers/geotiff-3.0.5/package";
-  if (!fs.existsSync(path.join(dir, "package.json"))) throw new Error(`geotiff.js not found: neither node_modules/geotiff, bench/.build/peers nor ${dir} (set GEOTIFF_DIR)`);
+  // Not found: installed into bench/.build/peers (pinned), unless $GEOTIFF_DIR names another.
+  if (!process.env.GEOTIFF_DIR) return peer("geotiff", "3.0.5");
+  const dir = process.env.GEOTIFF_DIR;
+  if (!fs.existsSync(path.join(dir, "package.json"))) throw new Error(`geotiff.js not found at $GEOTIFF_DIR ${dir}`);
   if (!fs.existsSync(path.join(dir, "node_modules/pako"))) {
     say(`npm install --omit=dev in ${dir} (geotiff.js's dependencies)`);
     sh("npm", ["install", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: dir });
