@@ -1,5 +1,5 @@
 //! Groups: their links (symbol tables, link messages, dense link storage), paths, attributes.
-use crate::heap::{bt1_node, bt2_all, bt2_header, field, heap_get, heap_header, heap_str, local_heap};
+use crate::heap::{bt1_node, bt2_all, bt2_header, field, heap_get, heap_header, heap_str, local_heap, Heap};
 use crate::io::{all, corrupt, File, R, UNDEF};
 use crate::object::{header, Header, Super, ATTRIBUTE, ATTRIBUTE_INFO, GROUP_INFO, LAYOUT, LINK, LINK_INFO, SYMBOL_TABLE};
 use crate::types::{attribute, Attr};
@@ -50,22 +50,7 @@ pub fn links(f: &File, sb: &Super, h: &Header) -> R<Vec<Link>> {
         }
     }
     if let Some(m) = h.find(LINK_INFO) {
-        let mut c = f.cur(m.data, "link info message");
-        c.u8()?;
-        let flags = c.u8()?;
-        if flags & 1 != 0 {
-            c.skip(8)?;
-        }
-        let heap = c.addr()?;
-        let index = c.addr()?;
-        if heap != UNDEF && index != UNDEF {
-            let (hh, bh) = (heap_header(f, heap), bt2_header(f, index));
-            let (hh, bh) = (hh?, bh?);
-            crate::heap::heap_prefetch(f, &hh);
-            if bh.ty != 5 {
-                return corrupt(format!("link name index of type {}", bh.ty));
-            }
-            let recs = bt2_all(f, &bh)?;
+        if let Some((hh, recs)) = dense(f, m.data, "link", 8, 5)? {
             if recs.len() > MAX_LINKS {
                 return crate::io::too_large(format!("a group of {} links", recs.len()));
             }
@@ -78,6 +63,28 @@ pub fn links(f: &File, sb: &Super, h: &Header) -> R<Vec<Link>> {
         }
     }
     Ok(out)
+}
+
+/// Dense storage (links or attributes in a fractal heap, named by a B-tree v2 of type `ty`), as
+/// its info message `info` says, whose optional field after the flags is `skip` bytes: the heap
+/// and the index's records, or `None` when the object keeps none there.
+fn dense<'f>(f: &'f File, info: &[u8], what: &str, skip: usize, ty: u8) -> R<Option<(Heap, Vec<&'f [u8]>)>> {
+    let mut c = f.cur(info, "info message");
+    c.u8()?;
+    if c.u8()? & 1 != 0 {
+        c.skip(skip)?;
+    }
+    let (heap, index) = (c.addr()?, c.addr()?);
+    if heap == UNDEF || index == UNDEF {
+        return Ok(None);
+    }
+    let (hh, bh) = (heap_header(f, heap), bt2_header(f, index));
+    let (hh, bh) = (hh?, bh?);
+    crate::heap::heap_prefetch(f, &hh);
+    if bh.ty != ty {
+        return corrupt(format!("{what} name index of type {}", bh.ty));
+    }
+    Ok(Some((hh, bt2_all(f, &bh)?)))
 }
 
 /// (name offset, object header address, cache type, scratch pad) of every entry of a
@@ -260,22 +267,7 @@ pub fn attributes<'f>(f: &'f File, h: &Header<'f>) -> R<Vec<Attr<'f>>> {
         }
     }
     if let Some(m) = h.find(ATTRIBUTE_INFO) {
-        let mut c = f.cur(m.data, "attribute info message");
-        c.u8()?;
-        let flags = c.u8()?;
-        if flags & 1 != 0 {
-            c.skip(2)?;
-        }
-        let heap = c.addr()?;
-        let index = c.addr()?;
-        if heap != UNDEF && index != UNDEF {
-            let (hh, bh) = (heap_header(f, heap), bt2_header(f, index));
-            let (hh, bh) = (hh?, bh?);
-            crate::heap::heap_prefetch(f, &hh);
-            if bh.ty != 8 {
-                return corrupt(format!("attribute name index of type {}", bh.ty));
-            }
-            let mut recs = bt2_all(f, &bh)?;
+        if let Some((hh, mut recs)) = dense(f, m.data, "attribute", 2, 8)? {
             // Shared attributes (in the SOHM heap) are left out.
             recs.retain(|r| r.get(8).is_some_and(|fl| fl & 1 == 0));
             recs.sort_by_key(|r| field(r, 9, 4));
