@@ -241,24 +241,36 @@ impl Drop for Timer {
 const STALLED: &str = "__shardfetch_stalled";
 
 /// `p`, or an error when it takes longer than `ms` (its timer is cleared either way, so that
-/// Node is not kept alive by it).
+/// Node is not kept alive by it). Only time the event loop was free counts: a timer that fires
+/// late was held up by this thread's own work (a long decode, a page's rendering), during which
+/// the answer may have arrived unread, so it waits once more rather than call a stall.
 async fn within(p: Promise, ms: Option<f64>) -> std::result::Result<JsValue, JsValue> {
     let Some(ms) = ms.filter(|m| m.is_finite() && *m > 0.0) else { return JsFuture::from(p).await };
     let (set, clear) = match (global_fn("setTimeout"), global_fn("clearTimeout")) {
         (Some(s), Some(c)) => (s, c),
         _ => return JsFuture::from(p).await,
     };
-    let mut guard: Option<Timer> = None;
-    let timer = Promise::new(&mut |_, reject| {
-        let fire = Closure::once(move || {
-            let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
+    // Lateness that is the loop's, not the network's; and a bound on waiting once more (a
+    // thread busy for good still ends at the request's deadline, this at most multiplies ms).
+    let slack = (ms / 4.0).max(20.0);
+    let mut rearmed = 0;
+    loop {
+        let armed = now();
+        let mut guard: Option<Timer> = None;
+        let timer = Promise::new(&mut |_, reject| {
+            let fire = Closure::once(move || {
+                let _ = reject.call1(&JsValue::NULL, &JsValue::from(STALLED));
+            });
+            let id = set.call2(&JsValue::NULL, fire.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
+            guard = Some(Timer { id, clear: clear.clone(), _fire: fire });
         });
-        let id = set.call2(&JsValue::NULL, fire.as_ref(), &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
-        guard = Some(Timer { id, clear: clear.clone(), _fire: fire });
-    });
-    let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
-    drop(guard);
-    r
+        let r = JsFuture::from(Promise::race(&js_sys::Array::of2(&p, &timer))).await;
+        drop(guard);
+        match r {
+            Err(e) if stalled(&e) && rearmed < 16 && now() - armed > ms + slack => rearmed += 1,
+            r => return r,
+        }
+    }
 }
 
 fn stalled(e: &JsValue) -> bool {

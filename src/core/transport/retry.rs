@@ -116,9 +116,15 @@ impl Transport {
                 _ => false,
             };
             if attempt >= policy.attempts || late || once {
+                let why = match (late, attempt) {
+                    (true, _) => format!("after {attempt} tries, the retry budget of {} ms spent", policy.budget_ms as u64),
+                    (false, 1) => return got,
+                    _ => format!("after {attempt} tries"),
+                };
                 return match got {
-                    Err(e) => Err(Error::new(e.code, format!("{} (after {attempt} tries)", e.message))),
-                    ok => ok,
+                    Err(e) => Err(Error::new(e.code, format!("{} ({why})", e.message))),
+                    Ok(r) => Err(Error::new(ErrorCode::HttpError, format!("{url}: HTTP {} ({why})", r.status))
+                        .with_status(r.status)),
                 };
             }
             self.count(|s| s.retries += 1);
