@@ -5,7 +5,7 @@
 use serde_json::Value;
 use shardfetch::contract::{CONTRACT, STORES_TS};
 use shardfetch::core::store::registry;
-use shardfetch::core::open::first_metadata_url;
+use shardfetch::core::open::first_request;
 use shardfetch::core::ErrorCode;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -115,14 +115,27 @@ fn error_codes_agree_everywhere() {
 }
 
 #[test]
-fn first_metadata_url_follows_the_shared_table() {
+fn first_request_follows_the_shared_table() {
     let table: Value = serde_json::from_str(&read("tests/tables/first-metadata-url.json")).unwrap();
     let cases = table["cases"].as_array().unwrap();
     assert!(cases.len() >= 10);
     for c in cases {
         let (url, path, want) =
             (c["url"].as_str().unwrap(), c["path"].as_str().unwrap(), c["expect"].as_str().unwrap());
-        assert_eq!(first_metadata_url(url, path), want, "{url} + {path:?}");
+        let (range, reader) = (c["range"].as_str().unwrap_or(""), c["reader"].as_str().unwrap_or(""));
+        let (u, r, m) = first_request(url, path);
+        assert_eq!((u.as_str(), r.as_str(), m), (want, range, reader), "{url} + {path:?}");
+    }
+    // Every extension of a kind whose first read is certain has its case: the wrapper's copy of
+    // the rule (which the same table pins) cannot miss a kind the registry gains.
+    for (extensions, n, _) in shardfetch::core::store::registry::FIRST_READS.iter().filter(|k| k.1 > 0) {
+        for e in *extensions {
+            let found = cases.iter().any(|c| {
+                let u = c["url"].as_str().unwrap().split('?').next().unwrap().to_ascii_lowercase();
+                u.ends_with(e) && c["range"].as_str() == Some(&format!("bytes=0-{}", n - 1))
+            });
+            assert!(found, "tests/tables/first-metadata-url.json has no case for a {e} file");
+        }
     }
 }
 

@@ -548,7 +548,10 @@ fn nothing_above_the_stores_spells_a_kind() {
     let ts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("pkg-template/src");
     for e in std::fs::read_dir(&ts).unwrap().flatten() {
         let p = e.path();
-        if p.extension().is_some_and(|x| x == "ts") {
+        // (`meta-url.ts` is the wrapper's copy of the core's first-request rule, needed before the
+        // module loads: pinned to the registry by `tests/tables/first-metadata-url.json`, which
+        // `tests/contract.rs` checks has a case for every extension of every kind it covers.)
+        if p.extension().is_some_and(|x| x == "ts") && !p.ends_with("meta-url.ts") {
             let text = std::fs::read_to_string(&p).unwrap();
             check(&p, &text);
         }

@@ -49,6 +49,53 @@ fn georeferencing_is_gdals() {
     }
 }
 
+/// JSON values alike, numbers by value (`1` and `1.0`).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q)),
+        _ => a == b,
+    }
+}
+
+/// Every tag of every array's directory, as tifffile reads it: the raw tags of its attributes
+/// (`expected/tiff/tags.json`, by `tests/fixtures/tiff_tags.py`), opened without a request more.
+#[test]
+fn raw_tags_are_tifffiles() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected/tiff/tags.json");
+    let want: Value = serde_json::from_slice(&std::fs::read(root).unwrap()).unwrap();
+    let s = fixture_files(BASE, None);
+    let (mut checked, mut values) = (0, 0);
+    for c in manifest()["cases"].as_array().unwrap() {
+        let name = c["path"].as_str().unwrap();
+        let url = format!("{BASE}/data/{name}");
+        let Ok(Opened::Array(a)) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap_or("")))) else { continue };
+        let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
+        let ifd = attrs["tiff"]["ifd"].as_u64().unwrap().to_string();
+        let got = attrs["tiff"]["tags"].as_object().unwrap_or_else(|| panic!("{url}: no tags"));
+        let file = name.rsplit('/').next().unwrap();
+        let w = want["tags"][file][&ifd].as_object().unwrap_or_else(|| panic!("{url}: tifffile read no directory {ifd}"));
+        // A SubIFD level (OME-TIFF) has its plane's index: tifffile's page is another image.
+        if got.get("256") != w.get("256") && w.get("330").is_some() {
+            continue;
+        }
+        let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(keys(got), keys(w), "{url}: directory {ifd}'s tags");
+        for (tag, v) in w {
+            match v {
+                // More than 1,024 values: where they are, not what.
+                Value::Null => assert!(got[tag]["count"].as_u64().unwrap() > 1024, "{url} {tag}: {}", got[tag]),
+                _ => {
+                    assert!(same(&got[tag], v), "{url} directory {ifd} tag {tag}: {} for {v}", got[tag]);
+                    values += 1;
+                }
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30 && values >= 400, "{checked} directories, {values} values");
+}
+
 /// A COG's directories come with its first read; its first tile is one more request.
 #[test]
 fn a_cog_opens_in_one_request_and_its_first_tile_in_one_more() {

@@ -1,19 +1,23 @@
 /**
  * On first use the module is still compiling (tens of ms; more on a slow device) when `open`
- * is called. The opener's first request is known without it — `zarr.json` of the node — so it
- * is sent now and its answer handed to the opener. The URL rule is the core's
- * (`open::first_metadata_url`); `tests/tables/first-metadata-url.json` pins this copy to it.
+ * is called. The opener's first request is known without it — `zarr.json` of the node, or the
+ * start of a TIFF or HDF5 file — so it is sent now and its answer handed to the opener (and the
+ * decoder module an HDF5 file is read through is fetched meanwhile). The rule is the core's
+ * (`open::first_request`); `tests/tables/first-metadata-url.json` pins this copy to it.
  * @internal
  */
 import type { WasmOptions } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { isLoaded } from "./module.js";
-import { firstMetadataUrl } from "./meta-url.js";
+import { firstRequest } from "./meta-url.js";
 import { runDecoder } from "./decoders.js";
+import { loadDecoders } from "./decoder-urls.js";
 
 /** A metadata request sent before the module was ready, for the opener to take over. */
 export interface EarlyRequest {
   url: string;
+  /** Its `Range` header, or "". */
+  range: string;
   response: Promise<Response> | undefined;
 }
 
@@ -35,19 +39,24 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
   if (options.fetch === undefined && typeof fetch !== "function") return undefined;
   for (const [k, v] of Object.entries(options)) if (v !== undefined && !NEUTRAL.has(k)) return undefined;
-  const metaUrl = firstMetadataUrl(url, options.path);
-  if (metaUrl === "") return undefined;
-  // The same request the opener makes: GET, the caller's headers, no Range, the caller's signal.
-  const init: RequestInit = { method: "GET", headers: { ...options.headers } };
+  const first = firstRequest(url, options.path);
+  if (first.url === "") return undefined;
+  // The same request the opener makes: GET, the caller's headers (and the Range it asks), no
+  // other, the caller's signal.
+  const headers: Record<string, string> = { ...options.headers };
+  if (first.range !== "") headers.Range = first.range;
+  const init: RequestInit = { method: "GET", headers };
   if (options.signal !== undefined) init.signal = options.signal;
   let response: Promise<Response>;
   try {
-    response = options.fetch ? options.fetch(metaUrl, init) : fetch(metaUrl, init);
+    response = options.fetch ? options.fetch(first.url, init) : fetch(first.url, init);
   } catch {
     return undefined; // a throwing fetch throws again, where it is reported
   }
   response.catch(() => undefined); // reported when the opener awaits it
-  return { url: metaUrl, response };
+  // (A failure here is reported where the opener loads it again.)
+  if (first.reader !== "") loadDecoders([first.reader]).catch(() => undefined);
+  return { url: first.url, range: first.range, response };
 }
 
 /** The module's options: the caller's, with the early request's answer handed to the opener. */
@@ -60,7 +69,7 @@ export function wasmOptions(options: OpenOptions, early?: EarlyRequest): WasmOpt
     const f = options.fetch;
     out.fetch = (input: string, init: RequestInit) => {
       const r = early.response;
-      if (r !== undefined && input === early.url && (init.method ?? "GET") === "GET" && !hasRange(init.headers)) {
+      if (r !== undefined && input === early.url && (init.method ?? "GET") === "GET" && rangeOf(init.headers) === early.range) {
         early.response = undefined;
         return r;
       }
@@ -70,9 +79,10 @@ export function wasmOptions(options: OpenOptions, early?: EarlyRequest): WasmOpt
   return out;
 }
 
-function hasRange(h: RequestInit["headers"]): boolean {
-  if (h === undefined) return false;
-  if (h instanceof Headers) return h.has("range");
-  if (Array.isArray(h)) return h.some(([k]) => k.toLowerCase() === "range");
-  return Object.keys(h).some((k) => k.toLowerCase() === "range");
+/** The `Range` header of `h`, or "". */
+function rangeOf(h: RequestInit["headers"]): string {
+  if (h === undefined) return "";
+  if (h instanceof Headers) return h.get("range") ?? "";
+  const pairs = Array.isArray(h) ? h : Object.entries(h);
+  return pairs.find(([k]) => k.toLowerCase() === "range")?.[1] ?? "";
 }

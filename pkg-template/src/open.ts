@@ -35,7 +35,8 @@ async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Prom
   const glue = api();
   for (let loaded = 0; ; loaded++) {
     try {
-      const o = wasmOptions(options, loaded === 0 ? early : undefined);
+      // (The early answer goes to the attempt that asks for it: an HDF5 open asks after its reader loaded.)
+      const o = wasmOptions(options, early);
       node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
       break;
     } catch (e) {

@@ -149,17 +149,27 @@ pub fn reopen(state: &str, options: OpenOptions) -> Result<Array> {
     Ok(a.with_clock(options.clock).with_max_decoded(options.max_decoded).with_decoders(options.decoders))
 }
 
-/// The URL of the first metadata document that opening `url` (+ `path`) without a named format
-/// requests: the node's `zarr.json` (the wrapper sends it while the module still loads).
-/// Empty when that is not certain from the URL alone: a pipeline (`|`), a scheme other than
-/// HTTP(S) (`gs://`, `zarr3://`, …), or a last path segment with an extension other than
-/// `.zarr` (a file a store kind reads: `.zip`, `.json`, `.tif`, …; no store kind is named here).
-pub fn first_metadata_url(url: &str, path: &str) -> String {
+/// The first request that opening `url` (+ `path`) without a named format makes, which the
+/// wrapper sends while the module still loads: (URL, `Range` header or empty, the decoder module
+/// the store kind reads through or empty). A node's `zarr.json`; for a file a store kind names by
+/// its extension (`.tif`, `.nc`), the bytes at its start that kind reads first. Empty when not
+/// certain from the URL alone: a pipeline (`|`), a scheme other than HTTP(S) (`gs://`,
+/// `zarr3://`, …), an extension whose kind reads otherwise (`.zip`: its end and start at once).
+pub fn first_request(url: &str, path: &str) -> (String, String, &'static str) {
+    let none = (String::new(), String::new(), "");
     let plain = url.starts_with("https://") || url.starts_with("http://");
-    if !plain || url.contains('|') || !names_a_node(url) {
-        return String::new();
+    if !plain || url.contains('|') {
+        return none;
     }
-    Location::new(url, path).file("zarr.json")
+    if names_a_node(url) {
+        return (Location::new(url, path).file("zarr.json"), String::new(), "");
+    }
+    // A file a store kind reads, named by its extension: the bytes at its start.
+    match store::registry::first_read(url) {
+        (0, _) => none,
+        _ if url.contains('#') || url.split('?').next().is_some_and(|b| b.ends_with('/')) => none,
+        (n, reader) => (String::from(url), format!("bytes=0-{}", n - 1), reader),
+    }
 }
 
 /// Whether the last path segment of `url` may name a node: no extension, or `.zarr`.

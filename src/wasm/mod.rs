@@ -89,14 +89,6 @@ pub fn child_path(group: &str, child: &str) -> String {
     join_paths(group, child)
 }
 
-/// The URL of the first metadata document opening `url` (+ `path`) requests when no format
-/// is named; the wrapper sends it early, before the module has loaded, and its own copy of
-/// this rule is pinned to this one by `tests/tables/first-metadata-url.json`.
-#[wasm_bindgen(js_name = firstMetadataUrl)]
-pub fn first_metadata_url(url: &str, path: &str) -> String {
-    open::first_metadata_url(url, path)
-}
-
 /// The OME-Zarr multiscale image a group's attributes (JSON text) describe, or `undefined`
 /// when they describe none; `ndim`: the first level's dimensions (for OME ≤ 0.3, which writes
 /// no axes).

@@ -1,15 +1,17 @@
 // Run by node.test.mjs in a fresh process (a fresh instance of the package: its wasm is not
 // compiled yet when open() is called). Prints one JSON line of what it saw.
-//   node first-open-child.mjs PKG_ENTRY_URL ARRAY_URL FORMAT|-
-const [entry, url, format] = process.argv.slice(2);
+//   node first-open-child.mjs PKG_ENTRY_URL ARRAY_URL FORMAT|- [PATH]
+const [entry, url, format, path] = process.argv.slice(2);
 const api = await import(entry);
 const calls = [];
 const fetch = (input, init) => {
-  calls.push({ url: String(input), xTest: new Headers(init?.headers).get("x-test") });
+  const h = new Headers(init?.headers);
+  calls.push({ url: String(input), xTest: h.get("x-test"), range: h.get("range") });
   return globalThis.fetch(input, init);
 };
 const options = { fetch, headers: { "X-Test": "1" } };
 if (format !== "-") options.format = format;
+if (path) options.path = path;
 const opening = api.open(url, options);
 const before = calls.length;
 let after = -1;

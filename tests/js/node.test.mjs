@@ -1114,15 +1114,17 @@ test("the early metadata URL follows the table the core's tests follow (tests/ta
   const early = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString("base64")}`);
   const table = JSON.parse(await fsp.readFile(path.join(repo, "tests/tables/first-metadata-url.json"), "utf8"));
   assert.ok(table.cases.length >= 10);
-  for (const c of table.cases) assert.equal(early.firstMetadataUrl(c.url, c.path), c.expect, `${c.url} + ${c.path}`);
+  for (const c of table.cases) {
+    assert.deepEqual(early.firstRequest(c.url, c.path), { url: c.expect, range: c.range ?? "", reader: c.reader ?? "" }, `${c.url} + ${c.path}`);
+  }
 });
 
 test("first open: the metadata request goes out while the module compiles, and is not repeated", async () => {
   // A fresh process: a fresh instance of the package, its wasm not compiled when open() is called.
   const child = path.join(here, "first-open-child.mjs");
   // Asynchronously: the data server runs in this process.
-  const run = async (url, format) => {
-    const args = [child, pathToFileURL(pkgEntry).href, url, format];
+  const run = async (url, format, p = "") => {
+    const args = [child, pathToFileURL(pkgEntry).href, url, format, p];
     const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
     return JSON.parse(stdout.trim().split("\n").pop());
   };
@@ -1138,6 +1140,17 @@ test("first open: the metadata request goes out while the module compiles, and i
   // Where the first request is not certain (another format), nothing is sent early.
   const r2 = await run(`${fx}/${END_CASE.path}`, "zarr2");
   assert.equal(r2.before, 0);
+  // A TIFF's start and an HDF5 file's (its reader module fetched meanwhile): sent early, once.
+  for (const [name, p] of [["tiff/tf_u16_deflate_pred.tif", "-"], ["hdf5/netcdf4.nc", "var00"]]) {
+    const c = caseByName(manifest.cases.find((k) => k.path === name && (p === "-" || k.open?.path === p)).name);
+    const r3 = await run(`${fx}/${name}`, "-", p === "-" ? "" : p);
+    const head = (k) => k.url === `${fx}/${name}` && k.range === "bytes=0-65535";
+    assert.equal(r3.before, 1, `${name}: the start read before the module is ready`);
+    assert.ok(head(r3.calls[0]), `${name}: ${JSON.stringify(r3.calls[0])}`);
+    assert.equal(r3.calls.filter(head).length, 1, `${name}: the start read again: ${JSON.stringify(r3.calls)}`);
+    const want = expectedChunk(c, await loadExpected(c.expected), c.shape.map(() => 0));
+    assert.deepEqual(r3.chunk, Array.from(want.bytes.slice(0, 16)), `${name}: the chunk read after an early open`);
+  }
 });
 
 test("getChunk calls made in the same task share requests; a whole shard is one plain GET", async () => {

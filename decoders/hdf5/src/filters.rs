@@ -242,3 +242,68 @@ pub fn scale_offset(cd: &[u64], src: &[u8], limit: usize) -> Result<Vec<u8>, Fai
     }
     Ok(out)
 }
+
+/// The filters `mask` skipped (ids, in pipeline order) when they are the pipeline's last ones
+/// and each can be re-applied without compressing ([`wrap`]); `None` otherwise.
+pub fn masked(ids: &[u16], mask: u32) -> Option<Vec<u64>> {
+    let skipped: Vec<usize> = (0..ids.len()).filter(|&i| i < 32 && mask & (1 << i) != 0).collect();
+    let first = *skipped.first()?;
+    let suffix = skipped.len() == ids.len() - first && mask >> ids.len().min(31) == 0;
+    let ok = skipped.iter().all(|&i| matches!(ids[i], 1 | 32000));
+    (suffix && ok).then(|| skipped.iter().map(|&i| u64::from(ids[i])).collect())
+}
+
+/// `data` as filters `ids` (applied in order) store it, without compressing: LZF literal runs,
+/// zlib stored blocks.
+pub fn wrap(ids: &[u64], data: &[u8]) -> Result<Vec<u8>, Failure> {
+    let mut cur = data.to_vec();
+    for &id in ids {
+        let mut out = Vec::new();
+        out.try_reserve(cur.len() + cur.len() / 32 + 16).map_err(|_| Failure::too_large("memory"))?;
+        match id {
+            32000 => {
+                for run in cur.chunks(32) {
+                    out.push((run.len() - 1) as u8);
+                    out.extend_from_slice(run);
+                }
+            }
+            1 => {
+                out.extend_from_slice(&[0x78, 0x01]);
+                let blocks: Vec<&[u8]> = if cur.is_empty() { alloc::vec![&[][..]] } else { cur.chunks(65535).collect() };
+                for (k, b) in blocks.iter().enumerate() {
+                    let n = b.len() as u16;
+                    out.push(u8::from(k + 1 == blocks.len()));
+                    out.extend_from_slice(&n.to_le_bytes());
+                    out.extend_from_slice(&(!n).to_le_bytes());
+                    out.extend_from_slice(b);
+                }
+                let (mut a, mut b) = (1u32, 0u32);
+                for &x in &cur {
+                    a = (a + u32::from(x)) % 65521;
+                    b = (b + a) % 65521;
+                }
+                out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+            }
+            _ => return Err(Failure::unsupported(format!("HDF5 filter {id} is not re-applied by this module"))),
+        }
+        cur = out;
+    }
+    Ok(cur)
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_chunks_decode_to_themselves() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let lzf_wrapped = wrap(&[32000], &data).unwrap();
+        assert_eq!(lzf(&lzf_wrapped, data.len()).unwrap(), data);
+        assert_eq!(masked(&[2, 32000], 0b10), Some(alloc::vec![32000]));
+        assert_eq!(masked(&[1, 2], 0b01), None, "a skipped filter before one applied");
+        assert_eq!(masked(&[32001], 1), None, "blosc is not re-applied");
+        assert_eq!(masked(&[1], 0b10), None, "a mask naming no filter");
+        assert_eq!(wrap(&[1], &[]).unwrap(), [0x78, 0x01, 1, 0, 0, 0xff, 0xff, 0, 0, 0, 1]);
+    }
+}

@@ -14,6 +14,11 @@
 //! - any op: `{"need":[[offset,len],…]}` (bytes to fetch and call again with), or
 //!   `{"error":{"code":…,"message":…}}` (the file cannot be answered).
 //!
+//! A chunk stored with filters skipped (its filter mask: an optional filter that failed, as LZF
+//! does on bytes it cannot shrink) adds `"wrap":[ID,…]`: `{"op":"wrap","filters":[…]}` with the
+//! chunk as the one window at offset 0 answers it as those filters would have stored it (LZF
+//! literal runs, stored deflate blocks), so that the dataset's codecs read it as any other.
+//!
 //! `{"op":"filter","filter":ID,"params":[…],"size":N}` with one window at offset 0 (a chunk as
 //! stored) answers the chunk's bytes decoded through HDF5 filter ID (LZF, HDF5-LZ4,
 //! scale-offset): raw bytes, not JSON; failures are `Err`.
@@ -77,6 +82,18 @@ pub fn decode(input: &[u8], _args: &[f64]) -> Result<Vec<u8>, Failure> {
             _ => return Err(Failure::corrupt("request: op filter takes one window at offset 0")),
         };
         return filters::run(id, &params, data, size);
+    }
+    if op == "wrap" {
+        let ids: Vec<u64> = match req.get("filters") {
+            Some(Json::Arr(a)) => a.iter().map(|v| v.as_u64().ok_or_else(|| Failure::corrupt("request: filters"))).collect::<Result<_, _>>()?,
+            _ => return Err(Failure::corrupt("request: filters must be a list")),
+        };
+        let data = match windows.as_slice() {
+            [(0, b)] => *b,
+            [] => &[][..],
+            _ => return Err(Failure::corrupt("request: op wrap takes one window at offset 0")),
+        };
+        return filters::wrap(&ids, data);
     }
     let size = match req.get("size") {
         None | Some(Json::Null) => None,
@@ -396,10 +413,13 @@ fn chunk_of(f: &File, sb: &Super, h: &Header, coords: &[u64], target: u64) -> R<
             match l.hit {
                 None => out.push_str("null"),
                 Some(loc) => {
-                    if loc.mask != 0 {
-                        return io::unsupported(format!("chunk {coords:?} skips filters (mask {:#x})", loc.mask));
-                    }
                     range(&mut out, loc.addr, loc.size)?;
+                    if loc.mask != 0 {
+                        out.push_str(",\"wrap\":");
+                        let ids = filters::masked(&d.filters.iter().map(|f| f.id).collect::<Vec<_>>(), loc.mask);
+                        let ids = ids.ok_or_else(|| E::Fail(Code::Unsupported, format!("chunk {coords:?} skips filters (mask {:#x}) that cannot be re-applied", loc.mask)))?;
+                        json::list(&mut out, &ids);
+                    }
                 }
             }
             let more: Vec<_> = l

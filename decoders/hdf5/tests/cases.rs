@@ -1,7 +1,7 @@
 //! Every case of manifest-hdf5.json read as the host will: the node's Zarr v3 document checked,
 //! then every chunk located, decoded and compared with what the writer read back.
 mod common;
-use common::{decode_chunk, dtype_size, manifest, Host};
+use common::{decode_chunk, dtype_size, manifest, wrap, Host};
 use serde_json::Value;
 
 /// One element of the fill value, little-endian.
@@ -118,7 +118,11 @@ pub fn read_array(h: &mut Host, path: &str, z: &Value) -> Option<Vec<u8>> {
         }
         let Some(r) = answer["chunk"].as_array() else { continue };
         let (off, len) = (r[0].as_u64().unwrap() as usize, r[1].as_u64().unwrap() as usize);
-        let stored = h.file[off..off + len].to_vec();
+        let mut stored = h.file[off..off + len].to_vec();
+        // Filters the writer skipped for this chunk: re-applied as the host does (op wrap).
+        if let Some(ids) = answer.get("wrap") {
+            stored = wrap(ids, &stored);
+        }
         let mut cshape = chunk.clone();
         let full = cshape.iter().product::<u64>() as usize * es;
         if answer.get("short") == Some(&Value::Bool(true)) {

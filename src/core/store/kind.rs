@@ -65,9 +65,20 @@ pub trait Kind: Sized {
     /// documentation): the wrapper's `OpenOptions` take them from the contract.
     const TS_OPTIONS: &'static str = "";
 
-    /// Whether a URL names an object of this kind by its look alone (an extension).
-    fn named(_url: &str) -> bool {
-        false
+    /// The bytes at its start this kind reads first from an object its URL names (0: not
+    /// certain), and the decoder module it reads through (or ""): the wrapper asks for both
+    /// while the module compiles.
+    const FIRST_READ: u64 = 0;
+    const READER: &'static str = "";
+
+    /// The extensions that name an object of this kind (lower case, with the dot).
+    const EXTENSIONS: &'static [&'static str] = &[];
+
+    /// Whether a URL names an object of this kind by its look alone: its path (before the query,
+    /// in any case) ends with one of [`Kind::EXTENSIONS`].
+    fn named(url: &str) -> bool {
+        let base = url.split(['?', '#']).next().unwrap_or(url).trim_end_matches('/').to_ascii_lowercase();
+        Self::EXTENSIONS.iter().any(|e| base.ends_with(e))
     }
 
     /// Whether an object's first bytes show it is one.

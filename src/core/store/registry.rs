@@ -39,6 +39,16 @@ macro_rules! kinds {
             None
         }
 
+        /// Each kind's extensions, first read and reader (for the table the wrapper's copy of
+        /// the first-request rule is pinned by).
+        pub const FIRST_READS: &[(&[&str], u64, &str)] = &[$((<$ty as Kind>::EXTENSIONS, <$ty as Kind>::FIRST_READ, <$ty as Kind>::READER),)*];
+
+        /// What the kind a URL names reads first: (bytes at the start, decoder module).
+        pub fn first_read(url: &str) -> (u64, &'static str) {
+            $(if <$ty>::named(url) { return (<$ty>::FIRST_READ, <$ty>::READER); })*
+            (0, "")
+        }
+
         /// The kind an object's first bytes show.
         pub fn sniffed(head: &[u8]) -> Option<&'static str> {
             $(if <$ty>::sniff(head) { return Some(<$ty>::NAME); })*

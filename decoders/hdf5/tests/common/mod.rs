@@ -132,6 +132,16 @@ impl Host {
     }
 }
 
+pub fn wrap(ids: &Value, data: &[u8]) -> Vec<u8> {
+    let text = serde_json::to_vec(&json!({"op": "wrap", "filters": ids})).unwrap();
+    let mut input = (text.len() as u32).to_le_bytes().to_vec();
+    input.extend_from_slice(&text);
+    input.extend_from_slice(&0u64.to_le_bytes());
+    input.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    input.extend_from_slice(data);
+    shardfetch_hdf5::decode(&input, &[]).unwrap()
+}
+
 pub fn filter(id: u64, params: &[u64], data: &[u8], size: u64) -> Result<Vec<u8>, abi::Failure> {
     let req = json!({"op": "filter", "filter": id, "params": params, "size": size});
     let text = serde_json::to_vec(&req).unwrap();

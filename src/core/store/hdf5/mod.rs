@@ -52,13 +52,10 @@ struct State {
 
 impl Kind for Hdf5 {
     const NAME: &'static str = "hdf5";
+    const FIRST_READ: u64 = READ_AHEAD;
+    const READER: &'static str = crate::core::external::HDF5;
+    const EXTENSIONS: &'static [&'static str] = &[".h5", ".hdf5", ".he5", ".nc", ".nc4", ".h5ad"];
     const ALIASES: &'static [&'static str] = &["netcdf"];
-
-    /// `.h5`, `.hdf5`, `.he5`, `.nc`, `.nc4`, `.h5ad` (before the query, in any case).
-    fn named(url: &str) -> bool {
-        let base = crate::core::urls::split_url(url).0.trim_end_matches('/').to_ascii_lowercase();
-        [".h5", ".hdf5", ".he5", ".nc", ".nc4", ".h5ad"].iter().any(|e| base.ends_with(e))
-    }
 
     /// The signature at the start (a file with a user block is known by its name, or `store`).
     fn sniff(head: &[u8]) -> bool {
@@ -91,9 +88,21 @@ impl Kind for Hdf5 {
         };
         let Some((path, Some(coords))) = split.map(|(p, c)| (p, coords(c))) else { return Ok(Place::Missing) };
         Ok(match self.chunk(below, c, path, &coords).await? {
+            // A chunk its writer stored with filters skipped: re-wrapped by the reader so that
+            // the dataset's codecs read it as they read the others.
+            Some((offset, len, Some(wrap))) => {
+                let url = &self.url;
+                let b = match self.held(offset, len) {
+                    Some(b) => b,
+                    None => below.read(c, url, ByteRange::Range { offset, len }).await?.ok_or_else(|| self.corrupt("a chunk is missing"))?.bytes,
+                };
+                let d = self.decoders.as_deref().ok_or_else(|| self.corrupt("no reader"))?;
+                let input = request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), &[(0, Rc::new(b))]);
+                Place::Bytes(Rc::new(d.decode("hdf5", &input, &[]).map_err(|e| self.reader_error(e))?))
+            }
             // Bytes read with the structures around them (a small file, coordinates beside their
             // header) are not asked for again.
-            Some((offset, len)) => match self.held(offset, len) {
+            Some((offset, len, None)) => match self.held(offset, len) {
                 Some(b) => Place::Bytes(Rc::new(b)),
                 None => Place::Range { url: self.url.clone(), offset, len },
             },
@@ -270,10 +279,11 @@ impl Hdf5 {
     }
 
     /// Where chunk `coords` of the dataset at `path` is, or `None` (never written).
-    async fn chunk<S: Objects, C: HttpClient>(&self, below: &S, c: &C, path: &str, coords: &[u64]) -> Result<Option<(u64, u64)>> {
+    /// Where a chunk is (offset, length, the filters to re-wrap it with), `None`: not written.
+    async fn chunk<S: Objects, C: HttpClient>(&self, below: &S, c: &C, path: &str, coords: &[u64]) -> Result<Option<(u64, u64, Option<String>)>> {
         let known = |s: &State| s.chunks.iter().find(|((p, k), _)| p == path && k == coords).map(|(_, r)| *r);
         if let Some(r) = known(&self.state.borrow()) {
-            return Ok(r);
+            return Ok(r.map(|(o, n)| (o, n, None)));
         }
         let mut op = String::from("\"op\":\"chunk\",\"path\":");
         json::write_str(&mut op, path);
@@ -282,6 +292,11 @@ impl Hdf5 {
         op.push(']');
         let v = self.ask(below, c, &op).await?;
         let this = v.get("chunk").and_then(|r| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?)));
+        if let (Some((o, n)), Some(w)) = (this, v.get("wrap")) {
+            let mut t = String::new();
+            w.write(&mut t);
+            return Ok(Some((o, n, Some(t))));
+        }
         let mut state = self.state.borrow_mut();
         if state.chunks.len() < LOCATIONS {
             state.chunks.push(((String::from(path), coords.to_vec()), this));
@@ -295,7 +310,7 @@ impl Hdf5 {
                 }
             }
         }
-        Ok(this)
+        Ok(this.map(|(o, n)| (o, n, None)))
     }
 
     fn corrupt(&self, why: &str) -> Error {

@@ -409,6 +409,47 @@ fn scales(xml: &str, samples: u64) -> Option<String> {
     any.then(|| format!("\"scales\":[{}],\"offsets\":[{}]", list(&found[0]), list(&found[1])))
 }
 
+/// `,"tags":{…}`: every tag of the directory by its number, its value where the bytes read hold
+/// it (a number or a list; ASCII as a string; rationals divided out), else where it is:
+/// `{"type":…,"count":…,"offset":…}` (a tile index, values past what was read).
+fn raw_tags(j: &mut String, v: &Values) {
+    j.push_str(",\"tags\":{");
+    for (k, e) in v.ifd.entries.iter().enumerate() {
+        if k > 0 {
+            j.push(',');
+        }
+        j.push('"');
+        j.push_str(&format!("{}", e.tag));
+        j.push_str("\":");
+        let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= 16 << 10));
+        let list: Option<Vec<String>> = match got {
+            Some((_, b)) if e.typ == 2 => {
+                write_str(j, &text(b));
+                continue;
+            }
+            Some((_, b)) if e.typ == 7 => Some(b.iter().take(e.count as usize).map(|&x| number(x.into())).collect()),
+            Some((_, b)) => numbers(v.header, e, b).map(|f| f.into_iter().map(number).collect()),
+            None => None,
+        };
+        match list {
+            Some(l) if l.len() == 1 => j.push_str(&l[0]),
+            Some(l) => {
+                j.push('[');
+                j.push_str(&l.join(","));
+                j.push(']');
+            }
+            None => {
+                let at = match e.at {
+                    At::Offset(o) => o,
+                    At::Inline(_) => 0,
+                };
+                j.push_str(&format!("{{\"type\":{},\"count\":{},\"offset\":{at}}}", e.typ, e.count));
+            }
+        }
+    }
+    j.push('}');
+}
+
 fn attributes(j: &mut String, index: usize, v: &Values, (nodata, samples): (Option<f64>, u64)) {
     j.push_str(&format!("\"tiff\":{{\"ifd\":{index}"));
     for (name, tag) in [("compression", COMPRESSION), ("photometric", PHOTOMETRIC), ("subfile_type", NEW_SUBFILE_TYPE)]
@@ -417,6 +458,7 @@ fn attributes(j: &mut String, index: usize, v: &Values, (nodata, samples): (Opti
             j.push_str(&format!(",\"{name}\":{x}"));
         }
     }
+    raw_tags(j, v);
     j.push('}');
     let transform = match (v.floats(MODEL_TRANSFORMATION), v.floats(MODEL_PIXEL_SCALE), v.floats(MODEL_TIEPOINT)) {
         (Some(m), _, _) if m.len() >= 16 => Some([m[3], m[0], m[1], m[7], m[4], m[5]]),

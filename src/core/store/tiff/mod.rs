@@ -34,6 +34,8 @@ use nodes::{Node, Source};
 
 /// Bytes of the first read: the header, a COG's directories and their arrays.
 const HEAD_READ: u64 = 64 << 10;
+/// Bytes of a tag's value given with the raw tags (where the bytes read hold it).
+const RAW_TAG_BYTES: u64 = 16 << 10;
 /// Bytes of a directory read elsewhere (about 330 classic entries).
 const IFD_READ: u64 = 4 << 10;
 /// Bytes read at a directory of the main chain found when a read needs it: the directories
@@ -89,12 +91,9 @@ impl Src {
 
 impl Kind for Tiff {
     const NAME: &'static str = "tiff";
-
-    /// `.tif`, `.tiff`, `.ome.tif(f)`, `.btf`, `.tf8` (before the query, in any case).
-    fn named(url: &str) -> bool {
-        let base = url.split(['?', '#']).next().unwrap_or(url).trim_end_matches('/').to_ascii_lowercase();
-        [".tif", ".tiff", ".btf", ".tf8"].iter().any(|e| base.ends_with(e))
-    }
+    const FIRST_READ: u64 = HEAD_READ;
+    /// (`.ome.tif(f)` among them.)
+    const EXTENSIONS: &'static [&'static str] = &[".tif", ".tiff", ".btf", ".tf8"];
 
     fn sniff(head: &[u8]) -> bool {
         Header::parse(head).is_some()
@@ -228,6 +227,14 @@ impl Tiff {
                     continue;
                 }
                 fetched.push((tag, self.bytes(below, c, src, *o, len, 0).await?));
+            }
+        }
+        // The other tags' values that the bytes in hand hold, for the raw tags: no request.
+        for e in &ifd.entries {
+            if let (At::Offset(o), Some(len)) = (e.at, e.len()) {
+                if len <= RAW_TAG_BYTES && !fetched.iter().any(|(t, _)| *t == e.tag) {
+                    fetched.extend(src.get(o, len).map(|b| (e.tag, b)));
+                }
             }
         }
         Ok((ifd, fetched))

@@ -48,11 +48,8 @@ pub struct Archive {
 impl Kind for Archive {
     const NAME: &'static str = "zip";
 
-    /// `.zip`, or OME's `.ozx` (before the query, in any case).
-    fn named(url: &str) -> bool {
-        let base = url.split(['?', '#']).next().unwrap_or(url).trim_end_matches('/').to_ascii_lowercase();
-        base.ends_with(".zip") || base.ends_with(".ozx")
-    }
+    /// (OME's `.ozx` among them.)
+    const EXTENSIONS: &'static [&'static str] = &[".zip", ".ozx"];
 
     fn sniff(head: &[u8]) -> bool {
         u32_at(head, 0) == Some(LOCAL)
