@@ -26,7 +26,6 @@
 // Requests and bytes come from the data server's request log, never from a library's counters.
 // h5wasm 0.10.3 is installed on first use into bench/.build/peers (bench/peers.mjs; $H5WASM_DIR: another).
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -34,6 +33,7 @@ import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
 import { peer } from "./peers.mjs";
+import { commit, machine } from "./commit.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -95,27 +95,6 @@ function h5wasmDir() {
   const { version } = JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8"));
   if (version !== "0.10.3") say(`WARNING: h5wasm ${version} (issue 35 names 0.10.3)`);
   return { dir, version };
-}
-
-const git = (...args) => {
-  try {
-    return execFileSync("git", args, { cwd: repo, encoding: "utf8" }).trim();
-  } catch {
-    return null;
-  }
-};
-
-function machine(chromiumVersion) {
-  const cpu = fs.readFileSync("/proc/cpuinfo", "utf8");
-  return {
-    cpu: /model name\s*:\s*(.*)/.exec(cpu)?.[1] ?? os.cpus()[0]?.model,
-    cores: os.cpus().length,
-    ramGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-    node: process.version,
-    chromium: chromiumVersion,
-    platform: `${os.type()} ${os.release()}`,
-  };
 }
 
 // --- statistics --------------------------------------------------------------------------------
@@ -308,8 +287,7 @@ async function main() {
   const result = {
     date: new Date().toISOString(),
     command: `node bench/hdf5.mjs ${process.argv.slice(2).join(" ")}`.trim(),
-    commit: git("rev-parse", "HEAD"),
-    dirty: !!git("status", "--porcelain", "--untracked-files=no"),
+    commit: commit(),
     durationS: Math.round((Date.now() - t0) / 1000),
     machine: machine(browserVersion),
     versions: {

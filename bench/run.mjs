@@ -50,7 +50,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
-import { commit } from "./commit.mjs";
+import { commit, machine } from "./commit.mjs";
 import { zipStore } from "./zip.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
@@ -320,20 +320,6 @@ function formatResults(r) {
 }
 
 // --- machine -----------------------------------------------------------------------------------
-
-function machine(browserVersion) {
-  const cpu = fs.readFileSync("/proc/cpuinfo", "utf8");
-  const model = /model name\s*:\s*(.*)/.exec(cpu)?.[1] ?? os.cpus()[0]?.model;
-  return {
-    cpu: model,
-    cores: os.cpus().length,
-    ramGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-    node: process.version,
-    chromium: browserVersion,
-    platform: `${os.type()} ${os.release()}`,
-  };
-}
 
 // --- main --------------------------------------------------------------------------------------
 

@@ -31,7 +31,6 @@
 // pkg/ as built (`npm run build` first), copied to bench/.build/tiff-pkg for the run.
 import fs from "node:fs";
 import path from "node:path";
-import os from "node:os";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -39,6 +38,7 @@ import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
 import { peer } from "./peers.mjs";
+import { commit, machine } from "./commit.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -202,26 +202,6 @@ function williams(n) {
   return n % 2 ? [...rows, ...rows.map((row) => [...row].reverse())] : rows;
 }
 
-function machine(browserVersion) {
-  return {
-    cpu: os.cpus()[0]?.model,
-    cores: os.cpus().length,
-    ramGiB: Math.round(os.totalmem() / 2 ** 30),
-    loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100),
-    node: process.version,
-    chromium: browserVersion,
-    platform: `${os.type()} ${os.release()}`,
-  };
-}
-
-function git(args) {
-  try {
-    return execFileSync("git", args, { cwd: repo, encoding: "utf8" }).trim();
-  } catch {
-    return null;
-  }
-}
-
 /** JSON with one array element per line (as bench/run.mjs). */
 function formatResults(r) {
   const value = (v) => (Array.isArray(v) ? `[\n${v.map((x) => JSON.stringify(x)).join(",\n")}\n]` : JSON.stringify(v, null, 1));
@@ -236,9 +216,9 @@ async function main() {
   ensureData();
   const geotiffVersions = ensureGeotiffBundle();
   const pkg = snapshotPkg();
-  // The checkout measured: taken with the snapshot (pkg/ may be rebuilt from a dirty tree).
-  const commit = git(["rev-parse", "HEAD"]);
-  const worktreeDirty = (git(["status", "--porcelain", "--untracked-files=no"]) ?? "") !== "";
+  // The checkout measured ("+dirty": tracked files differ), taken with the snapshot (pkg/ may
+  // be rebuilt meanwhile).
+  const built = commit();
   const infos = Object.fromEntries(opt.datasets.map((d) => [d, JSON.parse(fs.readFileSync(path.join(dataDir, `${d}.json`), "utf8"))]));
 
   const pageServer = await startServer({ root: { "/": repo, "/sfpkg": pkg.dir } });
@@ -388,8 +368,7 @@ async function main() {
   const result = {
     date: new Date().toISOString(),
     command: `node bench/tiff.mjs ${process.argv.slice(2).join(" ")}`.trim(),
-    commit,
-    worktreeDirty,
+    commit: built,
     durationS: Math.round((Date.now() - t0) / 1000),
     machine: machine(browserVersion),
     versions: { shardfetch: { version: pkg.version, wasmSha256: pkg.wasmSha256, builtAt: pkg.builtAt }, geotiff: geotiffVersions, generator: JSON.parse(fs.readFileSync(path.join(dataDir, "generator.json"), "utf8")).versions },
