@@ -278,8 +278,8 @@ impl Hdf5 {
         Ok(node)
     }
 
-    /// Where chunk `coords` of the dataset at `path` is, or `None` (never written).
-    /// Where a chunk is (offset, length, the filters to re-wrap it with), `None`: not written.
+    /// Where chunk `coords` of the dataset at `path` is (offset, length, and the filters to
+    /// re-wrap it with when its writer skipped them), or `None` (never written).
     async fn chunk<S: Objects, C: HttpClient>(&self, below: &S, c: &C, path: &str, coords: &[u64]) -> Result<Option<(u64, u64, Option<String>)>> {
         let known = |s: &State| s.chunks.iter().find(|((p, k), _)| p == path && k == coords).map(|(_, r)| *r);
         if let Some(r) = known(&self.state.borrow()) {
