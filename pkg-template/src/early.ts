@@ -10,7 +10,7 @@ import type { WasmOptions } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { isLoaded } from "./module.js";
 import { firstRequest } from "./meta-url.js";
-import { runDecoder } from "./decoders.js";
+import { hasDecoder, runDecoder } from "./decoders.js";
 import { loadDecoders } from "./decoder-urls.js";
 
 /** A metadata request sent before the module was ready, for the opener to take over. */
@@ -35,12 +35,15 @@ const NEUTRAL = new Set([
  * than zarr3, no `precomputed://`, no store named): otherwise it would be a wasted request.
  */
 export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRequest | undefined {
-  if (isLoaded() || url.startsWith("precomputed://")) return undefined;
+  if (url.startsWith("precomputed://")) return undefined;
   if (options.format !== undefined && options.format !== "zarr3") return undefined;
   if (options.fetch === undefined && typeof fetch !== "function") return undefined;
   for (const [k, v] of Object.entries(options)) if (v !== undefined && !NEUTRAL.has(k)) return undefined;
   const first = firstRequest(url, options.path);
   if (first.url === "") return undefined;
+  // A loaded module asks at once — unless the file is read through a decoder module not loaded
+  // yet (an HDF5 file after Zarr arrays): then its first read and that module load together.
+  if (isLoaded() && (first.reader === "" || hasDecoder(first.reader))) return undefined;
   // The same request the opener makes: GET, the caller's headers (and the Range it asks), no
   // other, the caller's signal.
   const headers: Record<string, string> = { ...options.headers };

@@ -1123,8 +1123,8 @@ test("first open: the metadata request goes out while the module compiles, and i
   // A fresh process: a fresh instance of the package, its wasm not compiled when open() is called.
   const child = path.join(here, "first-open-child.mjs");
   // Asynchronously: the data server runs in this process.
-  const run = async (url, format, p = "") => {
-    const args = [child, pathToFileURL(pkgEntry).href, url, format, p];
+  const run = async (url, format, p = "", before = "") => {
+    const args = [child, pathToFileURL(pkgEntry).href, url, format, p, before];
     const { stdout } = await promisify(execFile)(process.execPath, args, { encoding: "utf8" });
     return JSON.parse(stdout.trim().split("\n").pop());
   };
@@ -1140,10 +1140,12 @@ test("first open: the metadata request goes out while the module compiles, and i
   // Where the first request is not certain (another format), nothing is sent early.
   const r2 = await run(`${fx}/${END_CASE.path}`, "zarr2");
   assert.equal(r2.before, 0);
-  // A TIFF's start and an HDF5 file's (its reader module fetched meanwhile): sent early, once.
-  for (const [name, p] of [["tiff/tf_u16_deflate_pred.tif", "-"], ["hdf5/netcdf4.nc", "var00"]]) {
+  // A TIFF's start and an HDF5 file's (its reader module fetched meanwhile): sent early, once;
+  // an HDF5 file's also when the module is loaded but its reader is not (a Zarr array opened first).
+  const zarrFirst = `${fx}/${END_CASE.path}`;
+  for (const [name, p, before] of [["tiff/tf_u16_deflate_pred.tif", "-", ""], ["hdf5/netcdf4.nc", "var00", ""], ["hdf5/netcdf4.nc", "var00", zarrFirst]]) {
     const c = caseByName(manifest.cases.find((k) => k.path === name && (p === "-" || k.open?.path === p)).name);
-    const r3 = await run(`${fx}/${name}`, "-", p === "-" ? "" : p);
+    const r3 = await run(`${fx}/${name}`, "-", p === "-" ? "" : p, before);
     const head = (k) => k.url === `${fx}/${name}` && k.range === "bytes=0-65535";
     assert.equal(r3.before, 1, `${name}: the start read before the module is ready`);
     assert.ok(head(r3.calls[0]), `${name}: ${JSON.stringify(r3.calls[0])}`);
