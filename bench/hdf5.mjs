@@ -33,7 +33,7 @@ import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
 import { peer } from "./peers.mjs";
-import { commit, machine } from "./commit.mjs";
+import { commit, machine, median, requestSummary, saveResults, williams } from "./results.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -97,43 +97,6 @@ function h5wasmDir() {
   return { dir, version };
 }
 
-// --- statistics --------------------------------------------------------------------------------
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-/** Requests (GET + HEAD), preflights and body bytes of server log entries. */
-function summary(entries) {
-  const req = entries.filter((e) => e.method === "GET" || e.method === "HEAD");
-  return {
-    requests: req.length,
-    heads: entries.filter((e) => e.method === "HEAD").length,
-    preflights: entries.filter((e) => e.method === "OPTIONS").length,
-    bytes: req.reduce((a, e) => a + e.bytes, 0),
-  };
-}
-
-/** Williams order of n libraries: over the repetitions each runs right after each other equally often. */
-function williams(n) {
-  const first = [0];
-  for (let k = 1; first.length < n; k++) {
-    first.push(k);
-    if (first.length < n) first.push(n - k);
-  }
-  const rows = Array.from({ length: n }, (_, r) => first.map((x) => (x + r) % n));
-  return n % 2 ? [...rows, ...rows.map((row) => [...row].reverse())] : rows;
-}
-
-/** JSON with one array element per line, times to 0.1 ms. */
-function formatResults(r) {
-  const round = (k, x) => (typeof x === "number" && !Number.isInteger(x) ? Math.round(x * 10) / 10 : x);
-  const value = (v) => (Array.isArray(v) ? `[\n${v.map((x) => JSON.stringify(x, round)).join(",\n")}\n]` : JSON.stringify(v, round, 1));
-  return `{\n${Object.entries(r).map(([k, v]) => `${JSON.stringify(k)}: ${value(v)}`).join(",\n")}\n}\n`;
-}
-
 // --- main --------------------------------------------------------------------------------------
 
 async function main() {
@@ -192,7 +155,7 @@ async function main() {
           const log = [...dataServer.log];
           // The library's own files (served locally, off the link): its code size as loaded.
           const code = pageServer.log.filter((e) => /^\/(altpkg|h5wasm)\//.test(e.path) || e.path === "/bench/hdf5-worker.mjs");
-          const sample = { rep, lib, workload, ...summary(log), codeBytes: code.reduce((a, e) => a + e.bytes, 0), ...r };
+          const sample = { rep, lib, workload, ...requestSummary(log), codeBytes: code.reduce((a, e) => a + e.bytes, 0), ...r };
           if (!r.error) {
             Object.assign(sample, await page.evaluate((want) => window.bench.finish(want), wantOf(workload)));
             if (!sample.ok) failures.push(`${lib} ${workload} rep ${rep}: wrong values (got ${JSON.stringify(sample.got)})`);
@@ -202,7 +165,7 @@ async function main() {
             sample.phases = r.marks.slice(1).map(([name, end], k) => {
               const begin = r.marks[k][1];
               const inPhase = log.filter((e) => epochOf(e) >= begin - 1 && (epochOf(e) < end || k === r.marks.length - 2));
-              return { phase: name, ms: end - begin, ...summary(inPhase) };
+              return { phase: name, ms: end - begin, ...requestSummary(inPhase) };
             });
             delete sample.marks;
           }
@@ -311,17 +274,8 @@ async function main() {
     samples,
     failures,
   };
-  if (opt.save) {
-    let out = opt.out;
-    if (!out) {
-      const day = new Date().toISOString().slice(0, 10);
-      out = path.join(here, "results", `${day}-hdf5.json`);
-      for (let k = 2; fs.existsSync(out); k++) out = path.join(here, "results", `${day}-hdf5-${k}.json`);
-    }
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, formatResults(result));
-    say(`results: ${path.relative(repo, out)}`);
-  }
+  if (opt.save) say(`results: ${path.relative(repo, saveResults(result, { out: opt.out, name: "hdf5", round: true }))}`);
+
   if (failures.length) {
     console.error(`\n${failures.length} failure(s):\n${failures.join("\n")}`);
     process.exit(1);

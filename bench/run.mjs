@@ -50,7 +50,7 @@ import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
-import { commit, machine } from "./commit.mjs";
+import { commit, machine, median, requestSummary, saveResults, williams } from "./results.mjs";
 import { zipStore } from "./zip.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
@@ -204,12 +204,6 @@ function ensureZarritaBundle() {
 
 // --- statistics --------------------------------------------------------------------------------
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
 /** Bytes sent more than once (the same byte of the same object read again). */
 function rereadBytes(entries) {
   const spans = new Map();
@@ -244,15 +238,7 @@ function unionLength(xs) {
 }
 
 function logSummary(entries) {
-  const get = entries.filter((e) => e.method === "GET" || e.method === "HEAD");
-  return {
-    rereadBytes: rereadBytes(entries),
-    requests: get.length,
-    gets: entries.filter((e) => e.method === "GET").length,
-    heads: entries.filter((e) => e.method === "HEAD").length,
-    preflights: entries.filter((e) => e.method === "OPTIONS").length,
-    bytes: get.reduce((a, e) => a + e.bytes, 0),
-  };
+  return { rereadBytes: rereadBytes(entries), ...requestSummary(entries), gets: entries.filter((e) => e.method === "GET").length };
 }
 
 // --- profiles ----------------------------------------------------------------------------------
@@ -311,12 +297,6 @@ function threadBusy(trace) {
   // DevTools plumbing of the tracing itself left out.
   const keep = (x) => x.process === "Renderer" || /NetworkService/.test(x.process);
   return out.sort((x, y) => y.busyMs - x.busyMs).filter((x) => keep(x) && x.busyMs >= 5).slice(0, 6);
-}
-
-/** JSON with one array element per line: small, and diffs stay readable. */
-function formatResults(r) {
-  const value = (v) => (Array.isArray(v) ? `[\n${v.map((x) => JSON.stringify(x)).join(",\n")}\n]` : JSON.stringify(v, null, 1));
-  return `{\n${Object.entries(r).map(([k, v]) => `${JSON.stringify(k)}: ${value(v)}`).join(",\n")}\n}\n`;
 }
 
 // --- machine -----------------------------------------------------------------------------------
@@ -420,15 +400,6 @@ async function main() {
   // a 300 ms pause in between), so the order is a Williams design: over n repetitions (2n when
   // n is odd) every library runs right after every other one equally often. A plain rotation
   // had put the default shardfetch after a zarrita run in every repetition.
-  const williams = (n) => {
-    const first = [0];
-    for (let k = 1; first.length < n; k++) {
-      first.push(k);
-      if (first.length < n) first.push(n - k);
-    }
-    const rows = Array.from({ length: n }, (_, r) => first.map((x) => (x + r) % n));
-    return n % 2 ? [...rows, ...rows.map((row) => [...row].reverse())] : rows;
-  };
   const orders = williams(opt.libs.length);
   const rotate = (xs, rep) => orders[rep % orders.length].map((i) => xs[i]);
 
@@ -687,18 +658,8 @@ async function main() {
     errors,
     failures,
   };
-  if (opt.save) {
-    const dir = path.join(here, "results");
-    fs.mkdirSync(dir, { recursive: true });
-    let out = opt.out;
-    if (!out) {
-      const day = new Date().toISOString().slice(0, 10);
-      out = path.join(dir, `${day}.json`);
-      for (let k = 2; fs.existsSync(out); k++) out = path.join(dir, `${day}-${k}.json`);
-    }
-    fs.writeFileSync(out, formatResults(result));
-    say(`results: ${path.relative(repo, out)}`);
-  }
+  if (opt.save) say(`results: ${path.relative(repo, saveResults(result, { out: opt.out }))}`);
+
   if (failures.length) {
     console.error(`\n${failures.length} failure(s):\n${failures.join("\n")}`);
     process.exit(1);

@@ -38,7 +38,7 @@ import { chromium } from "playwright-core";
 
 import { startServer } from "../tests/server.mjs";
 import { peer } from "./peers.mjs";
-import { commit, machine } from "./commit.mjs";
+import { commit, machine, median, requestSummary, saveResults, williams } from "./results.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -173,41 +173,6 @@ function snapshotPkg() {
   return { dir: dst, version, wasmSha256: crypto.createHash("sha256").update(wasm).digest("hex").slice(0, 16), builtAt: fs.statSync(path.join(src, "index.js")).mtime.toISOString() };
 }
 
-// --- statistics --------------------------------------------------------------------------------
-
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-function logSummary(entries) {
-  const get = entries.filter((e) => e.method === "GET" || e.method === "HEAD");
-  return {
-    requests: get.length,
-    heads: entries.filter((e) => e.method === "HEAD").length,
-    preflights: entries.filter((e) => e.method === "OPTIONS").length,
-    bytes: get.reduce((a, e) => a + e.bytes, 0),
-  };
-}
-
-/** Every library after every other equally often over the repetitions (as bench/run.mjs). */
-function williams(n) {
-  const first = [0];
-  for (let k = 1; first.length < n; k++) {
-    first.push(k);
-    if (first.length < n) first.push(n - k);
-  }
-  const rows = Array.from({ length: n }, (_, r) => first.map((x) => (x + r) % n));
-  return n % 2 ? [...rows, ...rows.map((row) => [...row].reverse())] : rows;
-}
-
-/** JSON with one array element per line (as bench/run.mjs). */
-function formatResults(r) {
-  const value = (v) => (Array.isArray(v) ? `[\n${v.map((x) => JSON.stringify(x)).join(",\n")}\n]` : JSON.stringify(v, null, 1));
-  return `{\n${Object.entries(r).map(([k, v]) => `${JSON.stringify(k)}: ${value(v)}`).join(",\n")}\n}\n`;
-}
-
 // --- main --------------------------------------------------------------------------------------
 
 async function main() {
@@ -249,9 +214,9 @@ async function main() {
         await page.evaluate((spec) => window.bench.run(spec), { lib, workload, url: `${ds.server.url}/data-tiff/${info.file}`, info, inflight: opt.inflight });
       } catch (e) {
         const error = String(e.message ?? e).split("\n")[0].replace(/^page\.evaluate: /, "");
-        return { ms: NaN, error, ok: false, ...logSummary(ds.server.log) };
+        return { ms: NaN, error, ok: false, ...requestSummary(ds.server.log) };
       }
-      const log = logSummary(ds.server.log);
+      const log = requestSummary(ds.server.log);
       const r = await page.evaluate(() => window.bench.finish());
       return { ...r, ...log };
     } finally {
@@ -402,18 +367,8 @@ async function main() {
     errors,
     failures,
   };
-  if (opt.save) {
-    const dir = path.join(here, "results");
-    fs.mkdirSync(dir, { recursive: true });
-    let out = opt.out;
-    if (!out) {
-      const day = new Date().toISOString().slice(0, 10);
-      out = path.join(dir, `${day}-tiff.json`);
-      for (let k = 2; fs.existsSync(out); k++) out = path.join(dir, `${day}-tiff-${k}.json`);
-    }
-    fs.writeFileSync(out, formatResults(result));
-    say(`results: ${path.relative(repo, out)}`);
-  }
+  if (opt.save) say(`results: ${path.relative(repo, saveResults(result, { out: opt.out, name: "tiff" }))}`);
+
   if (failures.length) {
     console.error(`\n${failures.length} failure(s):\n${failures.join("\n")}`);
     process.exit(1);
