@@ -22,30 +22,15 @@ pattern as uint32, h = sum_i w_i * ((i mod 65521) + 1) mod 2^32, s = sum_i w_i m
 from __future__ import annotations
 
 import argparse
-import importlib.metadata as md
 import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PINS = {}
-for line in (HERE / "requirements-hdf5.txt").read_text().splitlines():
-    line = line.split("#")[0].strip()
-    if line:
-        name, version = line.split("==")
-        PINS[name] = version
+sys.path.insert(0, str(HERE.parent / "tests" / "fixtures"))
+from fixture_common import check_versions, pins  # noqa: E402  (stdlib only: loads before the pinned packages)
 
-
-def installed(name: str) -> str | None:
-    try:
-        return md.version(name)
-    except md.PackageNotFoundError:
-        return None
-
-
-bad = [f"{n}=={v} (installed: {installed(n)})" for n, v in PINS.items() if installed(n) != v]
-if bad:
-    sys.exit("generate_netcdf.py: pinned versions differ: " + ", ".join(bad))
+check_versions(pins(HERE / "requirements-hdf5.txt"), "generate_netcdf.py", "bench/requirements-hdf5.txt")
 
 import h5py  # noqa: E402
 import netCDF4  # noqa: E402
