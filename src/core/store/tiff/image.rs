@@ -421,7 +421,7 @@ fn raw_tags(j: &mut String, v: &Values) {
         j.push('"');
         j.push_str(&format!("{}", e.tag));
         j.push_str("\":");
-        let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= 16 << 10));
+        let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= super::RAW_TAG_BYTES));
         let list: Option<Vec<String>> = match got {
             Some((_, b)) if e.typ == 2 => {
                 write_str(j, &text(b));
