@@ -36,6 +36,9 @@ pub const GDAL_METADATA: u16 = 42112;
 pub const JPEG_TABLES: u16 = 347;
 pub const LERC_PARAMETERS: u16 = 50674;
 
+/// Bytes of a tag's value given with the raw tags (where the bytes read hold it).
+pub const RAW_TAG_BYTES: u64 = 16 << 10;
+
 /// Tags whose values describe the image (read before it is described, where not inline).
 pub const DESCRIBING: [u16; 10] = [
     GDAL_METADATA,
@@ -421,7 +424,7 @@ fn raw_tags(j: &mut String, v: &Values) {
         j.push('"');
         j.push_str(&format!("{}", e.tag));
         j.push_str("\":");
-        let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= super::RAW_TAG_BYTES));
+        let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= RAW_TAG_BYTES));
         let list: Option<Vec<String>> = match got {
             Some((_, b)) if e.typ == 2 => {
                 write_str(j, &text(b));

@@ -29,13 +29,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 use ifd::{corrupt, entry_count, parse_ifd, At, Entry, Header, Ifd};
-use image::{Desc, Values, DESCRIBING, IMAGE_DESCRIPTION};
+use image::{Desc, Values, DESCRIBING, IMAGE_DESCRIPTION, RAW_TAG_BYTES};
 use nodes::{Node, Source};
 
 /// Bytes of the first read: the header, a COG's directories and their arrays.
 const HEAD_READ: u64 = 64 << 10;
-/// Bytes of a tag's value given with the raw tags (where the bytes read hold it).
-pub(super) const RAW_TAG_BYTES: u64 = 16 << 10;
 /// Bytes of a directory read elsewhere (about 330 classic entries).
 const IFD_READ: u64 = 4 << 10;
 /// Bytes read at a directory of the main chain found when a read needs it: the directories
