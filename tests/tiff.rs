@@ -262,6 +262,35 @@ fn an_ome_tiff_is_an_ome_zarr_image() {
     assert!(s.requests() - before <= 3, "{:?}", &s.log()[before..]);
 }
 
+/// Every tile of a reduced level, plane after plane as a viewer's sweep asks: each tile one
+/// request, the directories found by a few reads ahead, the file not read over and over (with
+/// one read-ahead window, each SubIFD read dropped the window the chain walk went on from: 196
+/// requests and 2.5 MB for a 452 KB file).
+#[test]
+fn a_reduced_level_costs_its_tiles_and_a_few_directory_reads() {
+    let s = fixture_files(BASE, None);
+    let url = format!("{BASE}/data/tiff/tf_ome_pyramid.ome.tif");
+    let size = file("tf_ome_pyramid.ome.tif").len() as u64;
+    let Opened::Array(a) = block_on(open(&s, &url, at("1"))).unwrap() else { panic!() };
+    let (before, sent) = (s.requests(), s.sent());
+    let mut tiles = 0;
+    for t in 0..2 {
+        for c in 0..3 {
+            for z in 0..4 {
+                let reads: Vec<_> = (0..2).flat_map(|y| (0..2).map(move |x| [t, c, z, y, x])).collect();
+                for r in block_on(futures_util::future::join_all(reads.iter().map(|k| read_chunk(&a, &s, k)))) {
+                    r.unwrap();
+                    tiles += 1;
+                }
+            }
+        }
+    }
+    let (requests, bytes) = (s.requests() - before, s.sent() - sent);
+    assert!(requests <= tiles + 12, "{requests} requests for {tiles} tiles");
+    // (102 requests, 457 KB: the reads ahead hold level 0's tiles as well in so small a file.)
+    assert!(bytes <= size + size / 4, "{bytes} bytes read of a {size}-byte file");
+}
+
 #[test]
 fn concurrent_reads_follow_an_ome_chain_once() {
     // Reads of many planes at once (a viewer's tiles) each walk the directory chain; the walks

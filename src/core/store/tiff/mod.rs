@@ -39,6 +39,10 @@ const IFD_READ: u64 = 4 << 10;
 /// Bytes read at a directory of the main chain found when a read needs it: the directories
 /// after it are often near (an OME-TIFF writer's pages, each directory before its tiles).
 const CHAIN_READ: u64 = 64 << 10;
+/// Read-ahead windows kept, the last ones read: an OME-TIFF plane's directory and its SubIFDs
+/// lie near its tiles, the next plane's further on; with one window each read of a reduced
+/// level replaced the one the chain walk goes on from (5 × the file read, level 1 of the fixture).
+const WINDOWS: usize = 4;
 /// Directories followed at most (a chain that loops is an error long before).
 const MAX_IMAGES: usize = 1 << 16;
 /// Entries of a tile offsets or byte counts array read at once.
@@ -64,26 +68,28 @@ pub struct Info {
     chain: RefCell<(Vec<u64>, bool)>,
 }
 
-/// The bytes of the file at hand: its first read, and the last read ahead (offset, bytes).
+/// The bytes of the file at hand: its first read, and the last [`WINDOWS`] reads ahead (offset, bytes).
 pub struct Src {
     header: Header,
     /// The file's size, when an answer told it.
     size: Option<u64>,
     head: Rc<Vec<u8>>,
-    window: RefCell<Option<(u64, Rc<Vec<u8>>)>>,
+    /// (Filled round: the next one replaces the oldest.)
+    windows: RefCell<([(u64, Rc<Vec<u8>>); WINDOWS], usize)>,
 }
 
 impl Src {
-    /// `len` bytes at `offset`, if the first read or the window holds them.
+    /// `len` bytes at `offset`, if the first read or a window holds them.
     fn get(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
-        let end = usize::try_from(offset.checked_add(len)?).ok()?;
-        if let Some(b) = self.head.get(offset as usize..end) {
-            return Some(b.to_vec());
+        let len = usize::try_from(len).ok()?;
+        let w = self.windows.borrow();
+        for (at, b) in core::iter::once((0, &self.head)).chain(w.0.iter().map(|(at, b)| (*at, b))) {
+            let Some(from) = offset.checked_sub(at).and_then(|f| usize::try_from(f).ok()) else { continue };
+            if let Some(b) = b.get(from..).and_then(|b| b.get(..len)) {
+                return Some(b.to_vec());
+            }
         }
-        let w = self.window.borrow();
-        let (at, b) = w.as_ref()?;
-        let from = usize::try_from(offset.checked_sub(*at)?).ok()?;
-        b.get(from..from.checked_add(usize::try_from(len).ok()?)?).map(|b| b.to_vec())
+        None
     }
 }
 
@@ -182,7 +188,7 @@ impl Tiff {
             return Ok(i);
         }
         let work = || async { Ok(Rc::new(self.read_info(below, c).await?)) };
-        let size = |i: &Rc<Info>| i.src.head.len() + i.nodes.iter().map(|n| n.1.zarr_json().len() + 128).sum::<usize>();
+        let size = |i: &Rc<Info>| i.src.head.len() + WINDOWS * CHAIN_READ as usize + i.nodes.iter().map(|n| n.1.zarr_json().len() + 128).sum::<usize>();
         let info = (*below.memo(c, &self.url, alloc::vec![KEY_INFO], size, work).await?).clone();
         // (Kept here too: reads of every node of the file need it.)
         *self.info.borrow_mut() = Some(info.clone());
@@ -190,7 +196,7 @@ impl Tiff {
     }
 
     /// `len` bytes at `offset`: from what `src` holds, else by range — of `ahead` bytes when
-    /// that is more (kept as the window: the directories and values near a directory).
+    /// that is more (kept as a window: the directories and values near a directory).
     async fn bytes<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, offset: u64, len: u64, ahead: u64) -> Result<Vec<u8>> {
         if let Some(b) = src.get(offset, len) {
             return Ok(b);
@@ -208,7 +214,9 @@ impl Tiff {
         }
         let part = b[..len as usize].to_vec();
         if want > len {
-            *src.window.borrow_mut() = Some((offset, Rc::new(b)));
+            let (w, next) = &mut *src.windows.borrow_mut();
+            w[*next % WINDOWS] = (offset, Rc::new(b));
+            *next += 1;
         }
         Ok(part)
     }
@@ -244,7 +252,7 @@ impl Tiff {
         let head =
             first.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no TIFF file here)")))?;
         let header = Header::parse(&head.bytes).ok_or_else(|| corrupt(url, "no TIFF header (II*, MM*, II+, MM+)"))?;
-        let src = Src { header, size: head.object_size, head: Rc::new(head.bytes), window: RefCell::new(None) };
+        let src = Src { header, size: head.object_size, head: Rc::new(head.bytes), windows: RefCell::default() };
         let (ifd0, fetched0) = self.described(below, c, &src, header.first).await?;
         let v0 = Values { header: &header, ifd: &ifd0, fetched: &fetched0 };
         let series = v0.text(IMAGE_DESCRIPTION).map(|x| ome::parse(&x)).unwrap_or_default();
