@@ -174,7 +174,9 @@ if [ "$have_bg" = "wasm-bindgen $WASM_BINDGEN_VERSION" ] && [ -n "$have_runner" 
 else
   say "cargo install wasm-bindgen-cli --version $WASM_BINDGEN_VERSION (had: ${have_bg:-none})"
   # No TLS (its default rustls builds ring): the test runner drives a local chromedriver.
-  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --no-default-features --force
+  # Unoptimised (--debug): it compiles in half the CPU time (90 s against 186, the
+  # largest part of a fresh machine's tools) and runs for seconds per build either way.
+  CARGO_PROFILE_DEV_DEBUG=0 cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --no-default-features --force --debug
 fi
 
 # (wasm-pack is not needed: `npm test` runs tests/web.rs through wasm-bindgen's test runner,
