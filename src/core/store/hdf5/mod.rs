@@ -11,6 +11,7 @@
 //! each answer brings.
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
+use super::windows::held;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::external::Decoders;
 use crate::core::json::{self, Value};
@@ -191,14 +192,13 @@ impl Hdf5 {
         Err(self.corrupt(&format!("still reading after {ROUNDS} rounds")))
     }
 
-    /// Read `need` (each range to [`READ_AHEAD`] at least, neighbours merged), at once.
     /// Bytes `[at, at + len)` if a window holds them all.
     fn held(&self, at: u64, len: u64) -> Option<Vec<u8>> {
         let state = self.state.borrow();
-        let (w, b) = state.windows.iter().find(|(w, b)| *w <= at && at.saturating_add(len) <= w + b.len() as u64)?;
-        Some(b[(at - w) as usize..(at - w + len) as usize].to_vec())
+        held(state.windows.iter().map(|(w, b)| (*w, &b[..])), at, len).map(<[u8]>::to_vec)
     }
 
+    /// Read `need` (each range to [`READ_AHEAD`] at least, neighbours merged), at once.
     async fn fetch<S: Objects, C: HttpClient>(&self, below: &S, c: &C, need: &[(u64, u64)]) -> Result<()> {
         let size = self.state.borrow().size;
         let mut runs: Vec<(u64, u64)> = Vec::new();

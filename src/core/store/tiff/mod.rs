@@ -20,6 +20,7 @@ pub mod ome;
 
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
+use super::windows::held;
 use crate::core::error::{Error, ErrorCode, Result};
 use crate::core::transport::{ByteRange, HttpClient, Objects};
 use alloc::boxed::Box;
@@ -81,15 +82,9 @@ pub struct Src {
 impl Src {
     /// `len` bytes at `offset`, if the first read or a window holds them.
     fn get(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
-        let len = usize::try_from(len).ok()?;
         let w = self.windows.borrow();
-        for (at, b) in core::iter::once((0, &self.head)).chain(w.0.iter().map(|(at, b)| (*at, b))) {
-            let Some(from) = offset.checked_sub(at).and_then(|f| usize::try_from(f).ok()) else { continue };
-            if let Some(b) = b.get(from..).and_then(|b| b.get(..len)) {
-                return Some(b.to_vec());
-            }
-        }
-        None
+        let all = core::iter::once((0, &self.head[..])).chain(w.0.iter().map(|(at, b)| (*at, &b[..])));
+        held(all, offset, len).map(<[u8]>::to_vec)
     }
 }
 
