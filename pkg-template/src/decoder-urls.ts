@@ -22,6 +22,7 @@ const URLS: Record<string, () => URL> = {
   hdf5: () => new URL("./wasm/decoders/hdf5.wasm", import.meta.url),
   webp: () => new URL("./wasm/decoders/webp.wasm", import.meta.url),
   lerc: () => new URL("./wasm/decoders/lerc.wasm", import.meta.url),
+  tiff: () => new URL("./wasm/decoders/tiff.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */

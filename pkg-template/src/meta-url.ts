@@ -17,7 +17,7 @@ export interface FirstRequest {
 
 /** Extensions of the store kinds whose first read is certain: [pattern, bytes, reader]. */
 const FIRST_READS: [RegExp, number, string][] = [
-  [/\.(tif|tiff|btf|tf8)$/i, 64 << 10, ""],
+  [/\.(tif|tiff|btf|tf8)$/i, 64 << 10, "tiff"],
   [/\.(h5|hdf5|he5|nc|nc4|h5ad)$/i, 64 << 10, "hdf5"],
 ];
 

@@ -51,7 +51,8 @@ export function neededDecoder(c) {
     const m = /^(?:encoding|compression)_(jpeg|png|jxl|webp|lerc)$|(?:^|[._])(bz2|lzma|pcodec|compresso|parquet|hdf5)$/.exec(f);
     if (m) return m[1] ?? m[2];
   }
-  return null;
+  // (A TIFF's images are described by the tiff module; its codecs' modules come first above.)
+  return c.features.includes("tiff") ? "tiff" : null;
 }
 
 /** Every manifest `manifests.json` lists, merged: `loadJson(relativePath)` → parsed JSON. */

@@ -31,11 +31,10 @@ mod group;
 mod heap;
 mod index;
 mod io;
-mod json;
 mod object;
 mod types;
 
-use abi::Failure;
+use abi::{json, Failure};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -49,24 +48,7 @@ use types::{attr_value, Attr, Dt};
 abi::export_decoder!(decode);
 
 pub fn decode(input: &[u8], _args: &[f64]) -> Result<Vec<u8>, Failure> {
-    let n = input.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    let n = n.ok_or_else(|| Failure::corrupt("request: no length"))?;
-    let text = input.get(4..4usize.saturating_add(n)).ok_or_else(|| Failure::corrupt("request: truncated"))?;
-    let req = json::parse(text).ok_or_else(|| Failure::corrupt("request: not JSON"))?;
-    let mut windows = Vec::new();
-    let mut at = 4 + n;
-    while at < input.len() {
-        let h = input.get(at..at + 16).ok_or_else(|| Failure::corrupt("request: a window's header is truncated"))?;
-        let off = u64::from_le_bytes(h[..8].try_into().unwrap_or([0; 8]));
-        let len = u64::from_le_bytes(h[8..].try_into().unwrap_or([0; 8]));
-        let len = usize::try_from(len).map_err(|_| Failure::corrupt("request: a window's length"))?;
-        let bytes = input.get(at + 16..(at + 16).saturating_add(len)).ok_or_else(|| Failure::corrupt("request: a window is truncated"))?;
-        if off.checked_add(len as u64).is_none() {
-            return Err(Failure::corrupt("request: a window past 2^64"));
-        }
-        windows.push((off, bytes));
-        at += 16 + len;
-    }
+    let (req, windows) = abi::request(input)?;
     let op = req.get("op").and_then(Json::as_str).ok_or_else(|| Failure::corrupt("request: no op"))?;
     if op == "filter" {
         let id = req.get("filter").and_then(Json::as_u64).ok_or_else(|| Failure::corrupt("request: no filter id"))?;

@@ -29,17 +29,3 @@ pub fn base64(s: &str) -> Option<Vec<u8>> {
     }
     Some(out)
 }
-
-/// `b` as standard base64 (with padding).
-pub fn to_base64(b: &[u8]) -> alloc::string::String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = alloc::string::String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n =
-            (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
-        for k in 0..4 {
-            out.push(if k <= c.len() { char::from(A[(n >> (18 - 6 * k)) as usize & 63]) } else { '=' });
-        }
-    }
-    out
-}

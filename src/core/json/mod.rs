@@ -23,14 +23,14 @@ mod scan;
 mod value;
 mod write;
 
-pub use base64::{base64, to_base64};
+pub use base64::base64;
 pub use number::Number;
 pub use parse::{parse, validate, Error, MAX_DEPTH};
 pub use raw::Raw;
 pub use reference::{for_each_reference, Reference};
 pub use scan::{first_str, members_at, parse_object_with, Fields, Keep, Nested};
 pub use value::{Iter, Key, Map, Value};
-pub use write::{write_f64, write_str};
+pub use write::write_str;
 
 /// `json!` for tests: serde_json's macro, its text read back by this parser.
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! each answer brings.
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
-use super::windows::held;
+use super::windows::{ask, held, reader_error, request};
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::external::Decoders;
 use crate::core::json::{self, Value};
@@ -98,8 +98,8 @@ impl Kind for Hdf5 {
                     None => below.read(c, url, ByteRange::Range { offset, len }).await?.ok_or_else(|| self.corrupt("a chunk is missing"))?.bytes,
                 };
                 let d = self.decoders.as_deref().ok_or_else(|| self.corrupt("no reader"))?;
-                let input = request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), &[(0, Rc::new(b))]);
-                Place::Bytes(Rc::new(d.decode("hdf5", &input, &[]).map_err(|e| self.reader_error(e))?))
+                let input = request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), [(0, &b[..])]);
+                Place::Bytes(Rc::new(d.decode("hdf5", &input, &[]).map_err(|e| reader_error(url, e))?))
             }
             // Bytes read with the structures around them (a small file, coordinates beside their
             // header) are not asked for again.
@@ -137,20 +137,6 @@ fn coords(s: &str) -> Option<Vec<u64>> {
     s.split('/').filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().ok()).collect()
 }
 
-/// A request to the reader: its JSON, then the windows held.
-fn request(json: &str, windows: &[(u64, Rc<Vec<u8>>)]) -> Vec<u8> {
-    let n = 4 + json.len() + windows.iter().map(|(_, b)| 16 + b.len()).sum::<usize>();
-    let mut out = Vec::with_capacity(n);
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(json.as_bytes());
-    for (at, b) in windows {
-        out.extend_from_slice(&at.to_le_bytes());
-        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        out.extend_from_slice(b);
-    }
-    out
-}
-
 /// The `[[offset, len], …]` of an answer's member `k`.
 fn ranges(v: Option<&Value>) -> Vec<(u64, u64)> {
     let pair = |r: &Value| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?));
@@ -161,23 +147,14 @@ impl Hdf5 {
     /// What the reader answers to `op` (a JSON object's members after `"op"`), fetching what
     /// it needs on the way.
     async fn ask<S: Objects, C: HttpClient>(&self, below: &S, c: &C, op: &str) -> Result<Value> {
-        let Some(d) = self.decoders.as_deref() else {
-            let why = format!("{}: no hdf5 decoder is loaded (it reads HDF5 and NetCDF-4 files)", self.url);
-            return Err(Error::new(ErrorCode::UnsupportedCodec, why));
-        };
         let mut last: Vec<(u64, u64)> = Vec::new();
         for _ in 0..ROUNDS {
             let size = self.state.borrow().size;
             let size = size.map_or(String::from("null"), |s| format!("{s}"));
-            let input = request(&format!("{{{op},\"size\":{size}}}"), &self.state.borrow().windows);
-            let out = d.decode("hdf5", &input, &[]).map_err(|e| self.reader_error(e))?;
-            drop(input);
-            let v = json::parse(&out).map_err(|_| self.corrupt("the hdf5 reader's answer is not JSON"))?;
-            if let Some(e) = v.get("error") {
-                let code = e.get("code").and_then(Value::as_str).and_then(ErrorCode::parse);
-                let message = e.get("message").and_then(Value::as_str).unwrap_or("");
-                return Err(Error::new(code.unwrap_or(ErrorCode::CorruptShard), format!("{}: {message}", self.url)));
-            }
+            let state = self.state.borrow();
+            let windows = state.windows.iter().map(|(w, b)| (*w, &b[..]));
+            let v = ask(self.decoders.as_deref(), ("hdf5", "HDF5 and NetCDF-4 files"), &self.url, &format!("{{{op},\"size\":{size}}}"), windows)?;
+            drop(state);
             let need = ranges(v.get("need"));
             if need.is_empty() {
                 return Ok(v);
@@ -315,13 +292,5 @@ impl Hdf5 {
 
     fn corrupt(&self, why: &str) -> Error {
         Error::new(ErrorCode::CorruptShard, format!("{}: not a readable HDF5 file: {why}", self.url))
-    }
-
-    /// A failure of the reader itself (a malformed request, a trap) as this file's error.
-    fn reader_error(&self, e: Error) -> Error {
-        match e.code {
-            ErrorCode::UnsupportedCodec => e,
-            code => Error::new(code, format!("{}: {}", self.url, e.message)),
-        }
     }
 }

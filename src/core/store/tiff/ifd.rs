@@ -1,10 +1,59 @@
 //! TIFF's structure, read from bytes: the header (classic or BigTIFF, either byte order) and an
 //! image file directory's entries, each a tag, a type, a count and its value — inline, or at an
 //! offset in the file. Every count and offset is checked against what it can hold.
-use crate::core::error::{Error, ErrorCode, Result};
+//!
+//! One file, compiled into the core (which follows directories to tiles) and into the tiff
+//! decoder module (which describes them): it imports nothing but `alloc`.
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+pub const IMAGE_WIDTH: u16 = 256;
+pub const IMAGE_LENGTH: u16 = 257;
+pub const BITS_PER_SAMPLE: u16 = 258;
+pub const COMPRESSION: u16 = 259;
+pub const PHOTOMETRIC: u16 = 262;
+pub const IMAGE_DESCRIPTION: u16 = 270;
+pub const STRIP_OFFSETS: u16 = 273;
+pub const SAMPLES_PER_PIXEL: u16 = 277;
+pub const ROWS_PER_STRIP: u16 = 278;
+pub const STRIP_BYTE_COUNTS: u16 = 279;
+pub const PLANAR: u16 = 284;
+pub const PREDICTOR: u16 = 317;
+pub const TILE_WIDTH: u16 = 322;
+pub const TILE_LENGTH: u16 = 323;
+pub const TILE_OFFSETS: u16 = 324;
+pub const TILE_BYTE_COUNTS: u16 = 325;
+pub const SAMPLE_FORMAT: u16 = 339;
+pub const NEW_SUBFILE_TYPE: u16 = 254;
+pub const MODEL_PIXEL_SCALE: u16 = 33550;
+pub const MODEL_TIEPOINT: u16 = 33922;
+pub const MODEL_TRANSFORMATION: u16 = 34264;
+pub const GEO_KEY_DIRECTORY: u16 = 34735;
+pub const GDAL_NODATA: u16 = 42113;
+pub const GDAL_METADATA: u16 = 42112;
+pub const JPEG_TABLES: u16 = 347;
+pub const LERC_PARAMETERS: u16 = 50674;
+
+/// Bytes of a tag's value given with the raw tags (where the bytes read hold it).
+pub const RAW_TAG_BYTES: u64 = 16 << 10;
+
+/// Tags whose values describe the image (read before it is described, where not inline).
+pub const DESCRIBING: [u16; 10] = [
+    GDAL_METADATA,
+    BITS_PER_SAMPLE,
+    SAMPLE_FORMAT,
+    GDAL_NODATA,
+    MODEL_PIXEL_SCALE,
+    MODEL_TIEPOINT,
+    MODEL_TRANSFORMATION,
+    GEO_KEY_DIRECTORY,
+    JPEG_TABLES,
+    LERC_PARAMETERS,
+];
+
+/// SubIFDs: the reduced-resolution images of an OME-TIFF plane.
+pub const SUB_IFDS: u16 = 330;
 
 /// What the first bytes of a TIFF say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +81,7 @@ impl Header {
     }
 
     fn bytes<const N: usize>(&self, b: &[u8], at: usize) -> Option<[u8; N]> {
-        let mut v = crate::core::bytes::le::<N>(b, at)?;
+        let mut v: [u8; N] = b.get(at..at.checked_add(N)?)?.try_into().ok()?;
         if self.big_endian {
             v.reverse();
         }
@@ -109,10 +158,6 @@ impl Ifd {
     }
 }
 
-pub fn corrupt(file: &str, why: impl core::fmt::Display) -> Error {
-    Error::new(ErrorCode::CorruptShard, format!("{file}: not a readable TIFF: {why}"))
-}
-
 /// How many entries the directory whose first bytes are `b` has (what its whole size follows from).
 pub fn entry_count(h: &Header, b: &[u8]) -> Option<u64> {
     if h.bigtiff {
@@ -122,18 +167,18 @@ pub fn entry_count(h: &Header, b: &[u8]) -> Option<u64> {
     }
 }
 
-/// The directory whose bytes are `b` (count, entries, next offset), in file `file`.
-pub fn parse_ifd(file: &str, h: &Header, b: &[u8]) -> Result<Ifd> {
+/// The directory whose bytes are `b` (count, entries, next offset), or why it is none.
+pub fn parse_ifd(h: &Header, b: &[u8]) -> Result<Ifd, String> {
     let (head, each, tail) = h.sizes();
-    let n = entry_count(h, b).ok_or_else(|| corrupt(file, "a directory cut short"))?;
+    let n = entry_count(h, b).ok_or("a directory cut short")?;
     let need = n.checked_mul(each).and_then(|x| x.checked_add(head + tail));
     if need.is_none_or(|need| need > b.len() as u64) {
-        return Err(corrupt(file, format!("a directory of {n} entries in {} bytes", b.len())));
+        return Err(format!("a directory of {n} entries in {} bytes", b.len()));
     }
     let mut entries = Vec::with_capacity(n as usize);
     for k in 0..n as usize {
         let at = head as usize + k * each as usize;
-        let bad = || corrupt(file, "a directory entry cut short");
+        let bad = || String::from("a directory entry cut short");
         let tag = h.u16(b, at).ok_or_else(bad)?;
         let typ = h.u16(b, at + 2).ok_or_else(bad)?;
         let (count, value_at, inline) = match h.bigtiff {
@@ -175,37 +220,6 @@ pub fn integers(h: &Header, e: &Entry, b: &[u8]) -> Option<Vec<u64>> {
         .collect()
 }
 
-/// The numbers of a value of a numeric type, as f64 (rationals divided out).
-pub fn numbers(h: &Header, e: &Entry, b: &[u8]) -> Option<Vec<f64>> {
-    let n = usize::try_from(e.count).ok()?;
-    if b.len() < n.checked_mul(type_size(e.typ)? as usize)? {
-        return None;
-    }
-    (0..n)
-        .map(|k| match e.typ {
-            1 => b.get(k).map(|&v| f64::from(v)),
-            6 => b.get(k).map(|&v| f64::from(v as i8)),
-            3 => h.u16(b, 2 * k).map(f64::from),
-            8 => h.u16(b, 2 * k).map(|v| f64::from(v as i16)),
-            4 | 13 => h.u32(b, 4 * k).map(f64::from),
-            9 => h.u32(b, 4 * k).map(|v| f64::from(v as i32)),
-            11 => h.u32(b, 4 * k).map(|v| f64::from(f32::from_bits(v))),
-            12 => h.u64(b, 8 * k).map(f64::from_bits),
-            16 | 18 => h.u64(b, 8 * k).map(|v| v as f64),
-            17 => h.u64(b, 8 * k).map(|v| v as i64 as f64),
-            5 => Some(f64::from(h.u32(b, 8 * k)?) / f64::from(h.u32(b, 8 * k + 4)?)),
-            10 => Some(f64::from(h.u32(b, 8 * k)? as i32) / f64::from(h.u32(b, 8 * k + 4)? as i32)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The text of an ASCII value (up to its first NUL).
-pub fn text(b: &[u8]) -> String {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,12 +243,12 @@ mod tests {
         b.extend_from_slice(&[0, 1, 3, 0, 1, 0, 0, 0, 44, 1, 0, 0]);
         b.extend_from_slice(&[2, 1, 3, 0, 3, 0, 0, 0, 100, 0, 0, 0]);
         b.extend_from_slice(&0u32.to_le_bytes());
-        let ifd = parse_ifd("f", &h, &b).unwrap();
+        let ifd = parse_ifd(&h, &b).unwrap();
         assert_eq!(ifd.entries.len(), 2);
         let w = ifd.get(256).unwrap();
         let At::Inline(v) = w.at else { panic!() };
         assert_eq!(integers(&h, w, &v), Some(alloc::vec![300]));
         assert_eq!(ifd.get(258).unwrap().at, At::Offset(100));
-        assert_eq!(parse_ifd("f", &h, &b[..20]).unwrap_err().code, ErrorCode::CorruptShard);
+        assert_eq!(parse_ifd(&h, &b[..20]).unwrap_err(), "a directory of 2 entries in 20 bytes");
     }
 }

@@ -6,22 +6,24 @@
 //! A file of one image is that array; a file of several (pages, overviews) a group whose
 //! children `0`, `1`, … are its images in directory order, with OME-Zarr `multiscales` listing
 //! the full-resolution image and its reduced-resolution ones (a COG's overviews). An OME-TIFF
-//! (OME-XML in the first `ImageDescription`) is its series instead, as OME-Zarr images (see
-//! [`nodes`]): arrays `[t, c, z, y, x]` whose planes are the directories `TiffData` names, their
-//! pyramid levels the planes' SubIFDs, found when a read needs them.
+//! (OME-XML in the first `ImageDescription`) is its series instead, as OME-Zarr images: arrays
+//! `[t, c, z, y, x]` whose planes are the directories `TiffData` names, their pyramid levels the
+//! planes' SubIFDs, found when a read needs them.
 //!
-//! The file's first 64 KiB are read at once — GDAL puts a COG's directories and their arrays
-//! there —, a directory elsewhere by range; tile offsets and byte counts by blocks of 1,024 when
-//! a read needs them, cached like a shard index.
+//! This side reads: the file's first 64 KiB at once — GDAL puts a COG's directories and their
+//! arrays there —, a directory elsewhere by range, the values that describe each; tile offsets
+//! and byte counts by blocks of 1,024 when a read needs them, cached like a shard index. The
+//! images are described by the tiff reader, a decoder module (`decoders/tiff`: tags, codecs,
+//! GeoTIFF keys, OME-XML, the nodes), handed the bytes read for it.
 pub mod ifd;
-pub mod image;
 mod nodes;
-pub mod ome;
 
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
-use super::windows::held;
+use super::windows::{ask, held};
 use crate::core::error::{Error, ErrorCode, Result};
+use crate::core::external::Decoders;
+use crate::core::json::write_str;
 use crate::core::transport::{ByteRange, HttpClient, Objects};
 use alloc::boxed::Box;
 use alloc::format;
@@ -29,9 +31,8 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use ifd::{corrupt, entry_count, parse_ifd, At, Entry, Header, Ifd};
-use image::{Desc, Values, DESCRIBING, IMAGE_DESCRIPTION, RAW_TAG_BYTES};
-use nodes::{Node, Source};
+use ifd::{entry_count, parse_ifd, At, Entry, Header, Ifd, DESCRIBING, IMAGE_DESCRIPTION, RAW_TAG_BYTES, SUB_IFDS};
+use nodes::{plane_ifd, tile_of, Dir, Node, Planes, Source};
 
 /// Bytes of the first read: the header, a COG's directories and their arrays.
 const HEAD_READ: u64 = 64 << 10;
@@ -48,8 +49,6 @@ const WINDOWS: usize = 4;
 const MAX_IMAGES: usize = 1 << 16;
 /// Entries of a tile offsets or byte counts array read at once.
 const BLOCK: u64 = 1024;
-/// SubIFDs: the reduced-resolution images of an OME-TIFF plane.
-const SUB_IFDS: u16 = 330;
 /// Memo keys of this store's derived values (the store keys them by URL too).
 const KEY_INFO: u64 = 0x7469_6600;
 const KEY_BLOCK: u64 = 0x7469_6601;
@@ -58,6 +57,7 @@ const KEY_IFD: u64 = 0x7469_6602;
 /// A TIFF file as a layer.
 pub struct Tiff {
     url: String,
+    decoders: Option<Rc<dyn Decoders>>,
     info: RefCell<Option<Rc<Info>>>,
 }
 
@@ -91,6 +91,7 @@ impl Src {
 impl Kind for Tiff {
     const NAME: &'static str = "tiff";
     const FIRST_READ: u64 = HEAD_READ;
+    const READER: &'static str = crate::core::external::TIFF;
     /// (`.ome.tif(f)` among them.)
     const EXTENSIONS: &'static [&'static str] = &[".tif", ".tiff", ".btf", ".tf8"];
 
@@ -98,12 +99,16 @@ impl Kind for Tiff {
         Header::parse(head).is_some()
     }
 
-    fn new(url: &str, _how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(Tiff { url: String::from(url), info: RefCell::new(None) }))
+    fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
+        Ok(Some(Tiff { url: String::from(url), decoders: how.decoders.clone(), info: RefCell::new(None) }))
     }
 
     fn url(&self) -> &str {
         &self.url
+    }
+
+    fn decoders(&self) -> &'static [&'static str] {
+        &[crate::core::external::TIFF]
     }
 
     async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
@@ -119,12 +124,12 @@ impl Kind for Tiff {
             if rest == "zarr.json" {
                 return Ok(Place::Bytes(Rc::new(node.zarr_json().to_vec())));
             }
-            let (Node::Array { source, desc, .. }, Some(coords)) =
+            let (Node::Array { source, chunks, planar, .. }, Some(coords)) =
                 (node, rest.strip_prefix("c/").and_then(chunk_coords))
             else {
                 continue;
             };
-            let Some((dir, tile)) = self.directory_of(below, c, &info, source, desc, &coords).await? else {
+            let Some((dir, tile)) = self.directory_of(below, c, &info, source, (*chunks, *planar), &coords).await? else {
                 return Ok(Place::Missing);
             };
             let (offset, len) = self.tile(below, c, &info, &dir, tile).await?;
@@ -169,13 +174,6 @@ fn chunk_coords(s: &str) -> Option<Vec<u64>> {
 /// A boxed future (a recursion: the chain walk).
 type Fut<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = Result<T>> + 'a>>;
 
-/// The directory holding a chunk's tiles: its tile offsets and byte counts.
-pub struct Dir {
-    key: u64,
-    offsets: Entry,
-    counts: Entry,
-}
-
 impl Tiff {
     /// The file's directories, read once.
     async fn info<S: Objects, C: HttpClient>(&self, below: &S, c: &C) -> Result<Rc<Info>> {
@@ -216,10 +214,13 @@ impl Tiff {
         Ok(part)
     }
 
-    /// The directory at `at` and the out-of-line values of the tags that describe it.
-    async fn described<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64) -> Result<(Ifd, Vec<(u16, Vec<u8>)>)> {
-        let ifd = self.ifd(below, c, src, at, IFD_READ).await?;
-        let mut fetched = Vec::new();
+    /// The directory at `at`, its bytes and the out-of-line values of the tags that describe it
+    /// added to `read` (what the reader is handed).
+    async fn described<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64, read: &mut Pieces) -> Result<Ifd> {
+        let raw = self.ifd_bytes(below, c, src, at, IFD_READ).await?;
+        let ifd = parse_ifd(&src.header, &raw).map_err(|w| corrupt(&self.url, w))?;
+        read.push((at, raw));
+        let mut fetched: Vec<u16> = Vec::new();
         for tag in DESCRIBING.iter().copied().chain([IMAGE_DESCRIPTION, SUB_IFDS]) {
             if let Some(e @ Entry { at: At::Offset(o), .. }) = ifd.get(tag) {
                 let len = e.len().ok_or_else(|| corrupt(&self.url, "a tag of an unknown type"))?;
@@ -227,50 +228,67 @@ impl Tiff {
                 if tag == IMAGE_DESCRIPTION && (at != src.header.first || len > below.max_document()) {
                     continue;
                 }
-                fetched.push((tag, self.bytes(below, c, src, *o, len, 0).await?));
+                read.push((*o, self.bytes(below, c, src, *o, len, 0).await?));
+                fetched.push(tag);
             }
         }
         // The other tags' values that the bytes in hand hold, for the raw tags: no request.
         for e in &ifd.entries {
             if let (At::Offset(o), Some(len)) = (e.at, e.len()) {
-                if len <= RAW_TAG_BYTES && !fetched.iter().any(|(t, _)| *t == e.tag) {
-                    fetched.extend(src.get(o, len).map(|b| (e.tag, b)));
+                if len <= RAW_TAG_BYTES && !fetched.contains(&e.tag) {
+                    read.extend(src.get(o, len).map(|b| (o, b)));
                 }
             }
         }
-        Ok((ifd, fetched))
+        Ok(ifd)
+    }
+
+    /// The tiff reader's answer to `op` (JSON members), handed the bytes `read`.
+    fn ask(&self, read: &Pieces, op: &str) -> Result<crate::core::json::Value> {
+        let mut request = String::from("{\"file\":");
+        write_str(&mut request, &self.url);
+        request.push_str(op);
+        request.push('}');
+        let what = ("tiff", "TIFF images' descriptions");
+        ask(self.decoders.as_deref(), what, &self.url, &request, read.iter().map(|(at, b)| (*at, &b[..])))
     }
 
     async fn read_info<S: Objects, C: HttpClient>(&self, below: &S, c: &C) -> Result<Info> {
         let url = &self.url;
+        // (The reader loaded before any request: without it the open starts again.)
+        self.ask(&Vec::new(), ",\"op\":\"ready\"")?;
         let first = below.read(c, url, ByteRange::Prefix(HEAD_READ)).await?;
         let head =
             first.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{url}: not found (no TIFF file here)")))?;
         let header = Header::parse(&head.bytes).ok_or_else(|| corrupt(url, "no TIFF header (II*, MM*, II+, MM+)"))?;
+        let mut read: Pieces = alloc::vec![(0, head.bytes[..head.bytes.len().min(16)].to_vec())];
         let src = Src { header, size: head.object_size, head: Rc::new(head.bytes), windows: RefCell::default() };
-        let (ifd0, fetched0) = self.described(below, c, &src, header.first).await?;
-        let v0 = Values { header: &header, ifd: &ifd0, fetched: &fetched0 };
-        let series = v0.text(IMAGE_DESCRIPTION).map(|x| ome::parse(&x)).unwrap_or_default();
+        let ifd0 = self.described(below, c, &src, header.first, &mut read).await?;
+        let series = nodes::series(&self.ask(&read, ",\"op\":\"ome\"")?);
         if !series.is_empty() {
-            return self.read_ome(below, c, src, (ifd0, fetched0), series).await;
+            return self.read_ome(below, c, src, read, ifd0, series).await;
         }
-        let mut descs = alloc::vec![Desc::new(url, 0, &v0)?];
-        let mut seen = alloc::vec![header.first];
-        let mut at = ifd0.next;
+        let mut dirs = alloc::vec![(header.first, ifd0)];
+        let mut at = dirs[0].1.next;
         while at != 0 {
-            if seen.contains(&at) {
+            if dirs.iter().any(|d| d.0 == at) {
                 return Err(corrupt(url, format!("the directory chain loops (back to offset {at})")));
             }
-            if seen.len() >= MAX_IMAGES {
+            if dirs.len() >= MAX_IMAGES {
                 return Err(corrupt(url, format!("more than {MAX_IMAGES} directories")));
             }
-            seen.push(at);
-            let (ifd, fetched) = self.described(below, c, &src, at).await?;
-            descs.push(Desc::new(url, descs.len(), &Values { header: &header, ifd: &ifd, fetched: &fetched })?);
-            at = ifd.next;
+            let ifd = self.described(below, c, &src, at, &mut read).await?;
+            dirs.push((at, ifd));
+            at = dirs[dirs.len() - 1].1.next;
         }
-        let nodes = nodes::pages(&descs, &seen);
+        let seen: Vec<u64> = dirs.iter().map(|d| d.0).collect();
+        let op = format!(",\"op\":\"nodes\",\"pages\":{}", list(&seen));
+        let nodes = self.nodes(&self.ask(&read, &op)?, &dirs, &[])?;
         Ok(Info { src, nodes, chain: RefCell::new((seen, true)) })
+    }
+
+    fn nodes(&self, v: &crate::core::json::Value, dirs: &[(u64, Ifd)], series: &[Rc<Planes>]) -> Result<Vec<(String, Node)>> {
+        nodes::nodes(v, dirs, series).ok_or_else(|| corrupt(&self.url, "the tiff reader's answer names no such directory"))
     }
 
     /// An OME-TIFF's series: each one's planes, and its first plane's levels described (the
@@ -280,23 +298,17 @@ impl Tiff {
         below: &S,
         c: &C,
         src: Src,
-        (ifd0, fetched0): (Ifd, Vec<(u16, Vec<u8>)>),
-        series: Vec<ome::Series>,
+        mut read: Pieces,
+        ifd0: Ifd,
+        series: Vec<Rc<Planes>>,
     ) -> Result<Info> {
         let url = &self.url;
         let header = src.header;
-        let bad = |why: String| Error::new(ErrorCode::UnsupportedFormat, format!("{url}: OME-TIFF {why} is not read"));
-        let mut all = Vec::new();
-        let mut next_ifd = 0u64;
-        for s in series {
-            let planes = s.planes(next_ifd, url).map_err(bad)?;
-            next_ifd += planes.len() as u64;
-            all.push(nodes::Planes { series: s, planes });
-        }
         // The chain's directories up to the last series' first plane.
         let mut chain = alloc::vec![header.first];
         let mut next = ifd0.next;
-        let last = all.iter().map(|p| p.planes[0]).max().unwrap_or(0);
+        let first = |p: &Planes| p.planes.first().copied().unwrap_or(0);
+        let last = series.iter().map(|p| first(p)).max().unwrap_or(0);
         while (chain.len() as u64) <= last && next != 0 {
             if chain.contains(&next) || chain.len() >= MAX_IMAGES {
                 return Err(corrupt(url, format!("the directory chain loops (back to offset {next})")));
@@ -304,38 +316,42 @@ impl Tiff {
             chain.push(next);
             next = self.ifd(below, c, &src, next, CHAIN_READ).await?.next;
         }
-        let mut series = Vec::new();
-        for p in all {
-            let k = p.planes[0];
+        let mut dirs = alloc::vec![(header.first, ifd0)];
+        let mut op = String::from(",\"op\":\"nodes\",\"series\":[");
+        for (n, p) in series.iter().enumerate() {
+            let k = first(p);
             let at = *chain
                 .get(k as usize)
                 .ok_or_else(|| corrupt(url, format!("no directory {k} (the OME-XML names it)")))?;
-            let (ifd, fetched) = match at == header.first {
-                true => (ifd0.clone(), fetched0.clone()),
-                false => self.described(below, c, &src, at).await?,
-            };
-            let v = Values { header: &header, ifd: &ifd, fetched: &fetched };
-            let d = Desc::new(url, k as usize, &v)?;
-            if d.samples != 1 || d.width != p.series.size[0] || d.height != p.series.size[1] {
-                return Err(bad(format!(
-                    "series \"{}\" ({} samples per pixel, or sizes unlike its planes')",
-                    p.series.name, d.samples
-                )));
+            if !dirs.iter().any(|d| d.0 == at) {
+                let ifd = self.described(below, c, &src, at, &mut read).await?;
+                dirs.push((at, ifd));
             }
-            let mut levels = alloc::vec![d];
-            for o in v.ints(SUB_IFDS).unwrap_or_default() {
-                let (ifd, fetched) = self.described(below, c, &src, o).await?;
-                levels.push(Desc::new(url, k as usize, &Values { header: &header, ifd: &ifd, fetched: &fetched })?);
+            let mut levels = alloc::vec![at];
+            // (SubIFDs' values were read with the directory.)
+            if let Some(e) = dirs.iter().find(|d| d.0 == at).and_then(|d| d.1.get(SUB_IFDS).copied()) {
+                let b = match e.at {
+                    At::Inline(v) => Some(v.to_vec()),
+                    At::Offset(o) => held(read.iter().map(|(w, b)| (*w, &b[..])), o, e.len().unwrap_or(0)).map(<[u8]>::to_vec),
+                };
+                levels.extend(b.and_then(|b| ifd::integers(&header, &e, &b)).unwrap_or_default());
             }
-            series.push((p, levels));
+            for &o in &levels[1..] {
+                if !dirs.iter().any(|d| d.0 == o) {
+                    let ifd = self.described(below, c, &src, o, &mut read).await?;
+                    dirs.push((o, ifd));
+                }
+            }
+            op.push_str(&format!("{}{{\"index\":{k},\"levels\":{}}}", if n > 0 { "," } else { "" }, list(&levels)));
         }
-        let nodes = nodes::ome(series)?;
+        op.push(']');
+        let nodes = self.nodes(&self.ask(&read, &op)?, &dirs, &series)?;
         Ok(Info { src, nodes, chain: RefCell::new((chain, next == 0)) })
     }
 
-    /// The directory at `at`: from what `src` holds, or read with `ahead` bytes (a second range
-    /// for a larger one).
-    async fn ifd<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64, ahead: u64) -> Result<Ifd> {
+    /// The bytes of the directory at `at`: from what `src` holds, or read with `ahead` bytes (a
+    /// second range for a larger one).
+    async fn ifd_bytes<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64, ahead: u64) -> Result<Vec<u8>> {
         let h = &src.header;
         let (count, each, next) = h.sizes();
         if src.size.is_some_and(|s| at >= s) {
@@ -345,7 +361,12 @@ impl Tiff {
         let n = entry_count(h, &start).ok_or_else(|| corrupt(&self.url, format!("no directory at offset {at}")))?;
         let len = n.checked_mul(each).and_then(|x| x.checked_add(count + next));
         let len = len.ok_or_else(|| corrupt(&self.url, "a directory too large"))?;
-        parse_ifd(&self.url, h, &self.bytes(below, c, src, at, len, ahead).await?)
+        self.bytes(below, c, src, at, len, ahead).await
+    }
+
+    /// The directory at `at` (see [`Tiff::ifd_bytes`]).
+    async fn ifd<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64, ahead: u64) -> Result<Ifd> {
+        parse_ifd(&src.header, &self.ifd_bytes(below, c, src, at, ahead).await?).map_err(|w| corrupt(&self.url, w))
     }
 
     /// The directory at `at`, cached (an OME-TIFF's planes, found when a read needs them),
@@ -393,31 +414,30 @@ impl Tiff {
         })
     }
 
-    /// The directory holding the chunk at `coords` of an array from `source`, and the tile.
+    /// The directory holding the chunk at `coords` of an array from `source` (of `chunks` tiles
+    /// along sample planes, y, x), and the tile.
     async fn directory_of<S: Objects, C: HttpClient>(
         &self,
         below: &S,
         c: &C,
         info: &Info,
         source: &Source,
-        desc: &Desc,
+        (chunks, planar): ([u64; 3], bool),
         coords: &[u64],
     ) -> Result<Option<(Dir, u64)>> {
         match source {
-            Source::Page(at) => {
-                Ok(desc.tile_of(coords).map(|t| (Dir { key: *at, offsets: desc.offsets, counts: desc.counts }, t)))
-            }
-            Source::Planes { series, level } => {
+            Source::Page(dir) => Ok(tile_of(chunks, planar, coords).map(|t| (*dir, t))),
+            Source::Planes { series, level, tiled } => {
                 let [t, ch, z] = [coords[0], coords[1], coords[2]];
-                let Some(tile) = desc.tile_of(&coords[3..]) else { return Ok(None) };
-                let Some(k) = nodes::plane_ifd(series, t, ch, z) else { return Ok(None) };
+                let Some(tile) = tile_of(chunks, planar, &coords[3..]) else { return Ok(None) };
+                let Some(k) = plane_ifd(series, t, ch, z) else { return Ok(None) };
                 let Some(at) = self.chain_at(below, c, info, k).await? else {
                     return Err(corrupt(&self.url, format!("no directory {k} (the OME-XML names it)")));
                 };
-                let mut dir = self.cached_ifd(below, c, info, at).await?;
+                let mut ifd = self.cached_ifd(below, c, info, at).await?;
                 let mut key = at;
                 if *level > 0 {
-                    let e = dir
+                    let e = ifd
                         .get(SUB_IFDS)
                         .copied()
                         .ok_or_else(|| corrupt(&self.url, format!("directory {k} has no SubIFDs")))?;
@@ -429,18 +449,14 @@ impl Tiff {
                     key = *subs
                         .get(*level - 1)
                         .ok_or_else(|| corrupt(&self.url, format!("directory {k} has no level {level}")))?;
-                    dir = self.cached_ifd(below, c, info, key).await?;
+                    ifd = self.cached_ifd(below, c, info, key).await?;
                 }
-                let pick = |tags: [u16; 2]| tags.iter().find_map(|&t| dir.get(t).copied());
-                let offsets = pick([image::TILE_OFFSETS, image::STRIP_OFFSETS]);
-                let counts = pick([image::TILE_BYTE_COUNTS, image::STRIP_BYTE_COUNTS]);
-                let (Some(offsets), Some(counts)) = (offsets, counts) else {
-                    return Err(corrupt(&self.url, format!("directory {k} has no tile offsets")));
-                };
-                if offsets.count != desc.offsets.count || counts.count != desc.counts.count {
+                let dir = Dir::of(key, &ifd, *tiled).ok_or_else(|| corrupt(&self.url, format!("directory {k} has no tile offsets")))?;
+                let n = chunks.iter().product::<u64>();
+                if dir.offsets.count != n || dir.counts.count != n {
                     return Err(corrupt(&self.url, format!("directory {k} is tiled unlike the series' first plane")));
                 }
-                Ok(Some((Dir { key, offsets, counts }, tile)))
+                Ok(Some((dir, tile)))
             }
         }
     }
@@ -498,6 +514,26 @@ impl Tiff {
         let key = alloc::vec![KEY_BLOCK, dir.key, block];
         below.memo(c, &self.url, key, |v: &(Vec<u64>, Vec<u64>)| (v.0.len() + v.1.len()) * 8 + 64, work).await
     }
+}
+
+/// The bytes read for the reader: (offset, bytes).
+type Pieces = Vec<(u64, Vec<u8>)>;
+
+fn corrupt(file: &str, why: impl core::fmt::Display) -> Error {
+    Error::new(ErrorCode::CorruptShard, format!("{file}: not a readable TIFF: {why}"))
+}
+
+/// `[1,2,3]`.
+fn list(v: &[u64]) -> String {
+    let mut s = String::from("[");
+    for (k, x) in v.iter().enumerate() {
+        if k > 0 {
+            s.push(',');
+        }
+        s.push_str(&format!("{x}"));
+    }
+    s.push(']');
+    s
 }
 
 /// Where block `block` of the integer array `e` is: (where, offset, bytes, the block's entry).

@@ -39,7 +39,7 @@ pub struct TiffData {
 }
 
 /// The attributes of the tag starting at `s` (after its name), up to its `>`.
-pub(super) fn attributes(s: &str) -> Vec<(&str, String)> {
+pub(crate) fn attributes(s: &str) -> Vec<(&str, String)> {
     let mut out = Vec::new();
     let mut rest = s;
     while let Some(eq) = rest.find('=') {
@@ -82,7 +82,7 @@ fn unescape(s: &str) -> String {
     out
 }
 
-pub(super) fn get<'a>(a: &'a [(&str, String)], name: &str) -> Option<&'a str> {
+pub(crate) fn get<'a>(a: &'a [(&str, String)], name: &str) -> Option<&'a str> {
     a.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str())
 }
 

@@ -2,56 +2,13 @@
 //! tiles or strips as the chunks, its compression and predictor as codecs, its GeoTIFF keys as
 //! attributes. Axes: `[y, x]` for one sample per pixel, `[sample, y, x]` for several, whether
 //! the file stores them chunky (interleaved: a transpose in the codecs) or planar.
-use super::ifd::{integers, numbers, text, At, Entry, Header, Ifd};
-use crate::core::error::{Error, ErrorCode, Result};
-use crate::core::json::write_str;
+use crate::float::write_f64;
+use crate::ifd::*;
+use crate::{corrupt, Fail};
+use abi::json;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-
-pub const IMAGE_WIDTH: u16 = 256;
-pub const IMAGE_LENGTH: u16 = 257;
-pub const BITS_PER_SAMPLE: u16 = 258;
-pub const COMPRESSION: u16 = 259;
-pub const PHOTOMETRIC: u16 = 262;
-pub const IMAGE_DESCRIPTION: u16 = 270;
-pub const STRIP_OFFSETS: u16 = 273;
-pub const SAMPLES_PER_PIXEL: u16 = 277;
-pub const ROWS_PER_STRIP: u16 = 278;
-pub const STRIP_BYTE_COUNTS: u16 = 279;
-pub const PLANAR: u16 = 284;
-pub const PREDICTOR: u16 = 317;
-pub const TILE_WIDTH: u16 = 322;
-pub const TILE_LENGTH: u16 = 323;
-pub const TILE_OFFSETS: u16 = 324;
-pub const TILE_BYTE_COUNTS: u16 = 325;
-pub const SAMPLE_FORMAT: u16 = 339;
-pub const NEW_SUBFILE_TYPE: u16 = 254;
-pub const MODEL_PIXEL_SCALE: u16 = 33550;
-pub const MODEL_TIEPOINT: u16 = 33922;
-pub const MODEL_TRANSFORMATION: u16 = 34264;
-pub const GEO_KEY_DIRECTORY: u16 = 34735;
-pub const GDAL_NODATA: u16 = 42113;
-pub const GDAL_METADATA: u16 = 42112;
-pub const JPEG_TABLES: u16 = 347;
-pub const LERC_PARAMETERS: u16 = 50674;
-
-/// Bytes of a tag's value given with the raw tags (where the bytes read hold it).
-pub const RAW_TAG_BYTES: u64 = 16 << 10;
-
-/// Tags whose values describe the image (read before it is described, where not inline).
-pub const DESCRIBING: [u16; 10] = [
-    GDAL_METADATA,
-    BITS_PER_SAMPLE,
-    SAMPLE_FORMAT,
-    GDAL_NODATA,
-    MODEL_PIXEL_SCALE,
-    MODEL_TIEPOINT,
-    MODEL_TRANSFORMATION,
-    GEO_KEY_DIRECTORY,
-    JPEG_TABLES,
-    LERC_PARAMETERS,
-];
 
 /// An image (one directory), described.
 #[derive(Clone, Debug)]
@@ -71,30 +28,35 @@ pub struct Desc {
     pub subfile: u64,
     /// Chunks along [sample planes, y, x] (planes: 1 unless planar).
     pub chunks: [u64; 3],
-    /// Where the tiles' offsets and byte counts are.
-    pub offsets: Entry,
-    pub counts: Entry,
     /// The array's `tiff` and `geotiff` attributes, as JSON members.
     pub attributes: String,
 }
 
-fn unsupported(file: &str, ifd: usize, what: String) -> Error {
-    Error::new(ErrorCode::UnsupportedFormat, format!("{file}: image {ifd}: {what} is not read"))
+fn unsupported(ifd: usize, what: String) -> Fail {
+    Fail("UnsupportedFormat", format!("image {ifd}: {what} is not read"))
 }
 
-/// The values of an image's tags as read (inline or fetched), by tag.
+/// The values of an image's tags as the host read them (inline, or in its windows), by tag.
 pub struct Values<'a> {
     pub header: &'a Header,
     pub ifd: &'a Ifd,
-    pub fetched: &'a [(u16, Vec<u8>)],
+    pub file: &'a [(u64, &'a [u8])],
 }
 
-impl Values<'_> {
-    fn bytes(&self, tag: u16) -> Option<(&Entry, &[u8])> {
+/// `len` bytes at `at`, if a window holds them.
+pub fn held<'a>(file: &[(u64, &'a [u8])], at: u64, len: u64) -> Option<&'a [u8]> {
+    file.iter().find_map(|&(w, b)| {
+        let start = usize::try_from(at.checked_sub(w)?).ok()?;
+        b.get(start..start.checked_add(usize::try_from(len).ok()?)?)
+    })
+}
+
+impl<'a> Values<'a> {
+    fn bytes(&self, tag: u16) -> Option<(&'a Entry, &'a [u8])> {
         let e = self.ifd.get(tag)?;
         match &e.at {
             At::Inline(v) => Some((e, &v[..])),
-            At::Offset(_) => self.fetched.iter().find(|(t, _)| *t == tag).map(|(_, b)| (e, b.as_slice())),
+            At::Offset(o) => Some((e, held(self.file, *o, e.len()?)?)),
         }
     }
     pub fn ints(&self, tag: u16) -> Option<Vec<u64>> {
@@ -159,7 +121,7 @@ fn number(x: f64) -> String {
         s.push_str("\"NaN\"");
     } else if x.is_infinite() {
         s.push_str(if x > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
-    } else if !crate::core::json::write_f64(&mut s, x) {
+    } else if !write_f64(&mut s, x) {
         s = format!("\"0x{:016x}\"", x.to_bits());
     }
     s
@@ -167,8 +129,8 @@ fn number(x: f64) -> String {
 
 impl Desc {
     /// Image `index` (directory `v.ifd`) of `file`.
-    pub fn new(file: &str, index: usize, v: &Values) -> Result<Desc> {
-        let bad = |what: &str| super::ifd::corrupt(file, format!("image {index}: {what}"));
+    pub fn new(index: usize, v: &Values) -> Result<Desc, Fail> {
+        let bad = |what: &str| corrupt(format!("image {index}: {what}"));
         let width = v.int(IMAGE_WIDTH).filter(|&w| w > 0).ok_or_else(|| bad("no ImageWidth"))?;
         let height = v.int(IMAGE_LENGTH).filter(|&h| h > 0).ok_or_else(|| bad("no ImageLength"))?;
         let samples = v.int(SAMPLES_PER_PIXEL).unwrap_or(1);
@@ -177,11 +139,11 @@ impl Desc {
         }
         let bits = v.ints(BITS_PER_SAMPLE).unwrap_or_else(|| alloc::vec![1]);
         if bits.iter().any(|&b| b != bits[0]) {
-            return Err(unsupported(file, index, format!("BitsPerSample {} and {} (samples of different sizes)", bits[0], bits.iter().find(|&&b| b != bits[0]).unwrap_or(&0))));
+            return Err(unsupported(index, format!("BitsPerSample {} and {} (samples of different sizes)", bits[0], bits.iter().find(|&&b| b != bits[0]).unwrap_or(&0))));
         }
         let format = v.ints(SAMPLE_FORMAT).and_then(|f| f.first().copied()).unwrap_or(1);
         let dtype = dtype(format, bits[0])
-            .ok_or_else(|| unsupported(file, index, format!("BitsPerSample {} of SampleFormat {format}", bits[0])))?;
+            .ok_or_else(|| unsupported(index, format!("BitsPerSample {} of SampleFormat {format}", bits[0])))?;
         let planar = v.int(PLANAR).unwrap_or(1) == 2 && samples > 1;
         let (tw, th, offsets, counts) = match (v.int(TILE_WIDTH), v.int(TILE_LENGTH)) {
             (Some(tw), Some(th)) => (tw, th, TILE_OFFSETS, TILE_BYTE_COUNTS),
@@ -202,7 +164,7 @@ impl Desc {
             )));
         }
         let row = if planar { tw } else { tw * samples };
-        let codecs = codecs(file, index, v, (samples, planar, row), (dtype, bits[0]))?;
+        let codecs = codecs(index, v, (samples, planar, row), (dtype, bits[0]))?;
         let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
         let mut attributes = String::new();
         self::attributes(&mut attributes, index, v, (nodata, samples));
@@ -220,8 +182,6 @@ impl Desc {
             nodata,
             subfile,
             chunks,
-            offsets,
-            counts,
             attributes,
         })
     }
@@ -256,7 +216,7 @@ impl Desc {
         let mut j = String::from("{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":");
         list(&mut j, &shape);
         j.push_str(",\"data_type\":");
-        write_str(&mut j, self.dtype);
+        json::str(&mut j, self.dtype);
         if self.tiled || self.height % th == 0 {
             j.push_str(",\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":");
             list(&mut j, &chunk);
@@ -291,23 +251,10 @@ impl Desc {
         j.push_str("}}");
         j.into_bytes()
     }
-
-    /// The index of the tile or strip at the chunk whose last axes are `coords` (`[y, x]` or
-    /// `[sample, y, x]`).
-    pub fn tile_of(&self, coords: &[u64]) -> Option<u64> {
-        let (s, y, x) = match *coords {
-            [y, x] => (0, y, x),
-            [s, y, x] => (s, y, x),
-            _ => return None,
-        };
-        let [ns, ny, nx] = self.chunks;
-        let s = if self.planar { s } else { 0 };
-        (s < ns && y < ny && x < nx).then(|| (s * ny + y) * nx + x)
-    }
 }
 
 /// The codecs (encoding order, as JSON) of an image's tiles.
-fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (dtype, bits): (&str, u64)) -> Result<String> {
+fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (dtype, bits): (&str, u64)) -> Result<String, Fail> {
     let mut c: Vec<String> = Vec::new();
     // The encoded tile: [y, x] (one sample), [y, x, sample] (chunky), [1, y, x] (planar), after
     // any leading axes: x counted from the end.
@@ -326,14 +273,14 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
             _ => ("jpegxl", matches!(dtype, "uint8" | "uint16") && s <= 4),
         };
         if !ok || v.int(PREDICTOR).unwrap_or(1) != 1 {
-            return Err(unsupported(file, index, format!("Compression {compression} of {samples} {dtype} samples")));
+            return Err(unsupported(index, format!("Compression {compression} of {samples} {dtype} samples")));
         }
         c.push(format!("{{\"name\":\"imagecodecs_{name}\",\"configuration\":{{\"samples\":{s}}}}}"));
         match v.ints(LERC_PARAMETERS).and_then(|p| p.get(1).copied()).filter(|_| compression == 34887) {
             Some(1) => c.push(String::from("{\"name\":\"numcodecs.zlib\"}")),
             Some(2) => c.push(String::from("{\"name\":\"zstd\"}")),
             None | Some(0) => {}
-            Some(n) => return Err(unsupported(file, index, format!("LercParameters compression {n}"))),
+            Some(n) => return Err(unsupported(index, format!("LercParameters compression {n}"))),
         }
         return Ok(format!("[{}]", c.join(",")));
     }
@@ -342,10 +289,11 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
         let photometric = v.int(PHOTOMETRIC).unwrap_or(1);
         if bits != 8 || dtype != "uint8" || !(samples == 1 && photometric <= 1 || samples == 3 && photometric == 6) {
             let what = format!("Compression 7 (JPEG) of {samples} {dtype} samples, Photometric {photometric}");
-            return Err(unsupported(file, index, what));
+            return Err(unsupported(index, what));
         }
-        let tables = crate::core::json::to_base64(v.raw(JPEG_TABLES).unwrap_or_default());
-        let conf = format!("{{\"tables\":\"{tables}\",\"samples\":{samples}}}");
+        let mut tables = String::new();
+        json::base64(&mut tables, v.raw(JPEG_TABLES).unwrap_or_default());
+        let conf = format!("{{\"tables\":{tables},\"samples\":{samples}}}");
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));
     }
@@ -357,14 +305,14 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
     match v.int(PREDICTOR).unwrap_or(1) {
         1 => c.push(bytes),
         p if !matches!(bits, 8 | 16 | 32 | 64) => {
-            return Err(unsupported(file, index, format!("Predictor {p} of {bits}-bit samples")))
+            return Err(unsupported(index, format!("Predictor {p} of {bits}-bit samples")))
         }
         2 => {
             c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{{\"axis\":{x_axis}}}}}"));
             c.push(bytes);
         }
         3 => c.push(format!("{{\"name\":\"imagecodecs_floatpred\",\"configuration\":{{\"axis\":{x_axis}}}}}")),
-        p => return Err(unsupported(file, index, format!("Predictor {p}"))),
+        p => return Err(unsupported(index, format!("Predictor {p}"))),
     }
     match compression {
         1 => {}
@@ -378,7 +326,7 @@ fn codecs(file: &str, index: usize, v: &Values, (samples, planar, row): (u64, bo
                 34925 => "LZMA",
                 _ => "an unknown scheme",
             };
-            return Err(unsupported(file, index, format!("Compression {n} ({name})")));
+            return Err(unsupported(index, format!("Compression {n} ({name})")));
         }
     }
     let mut out = String::from("[");
@@ -395,13 +343,13 @@ fn scales(xml: &str, samples: u64) -> Option<String> {
     let mut any = false;
     for item in xml.split("<Item").skip(1) {
         let (tag, rest) = item.split_once('>')?;
-        let a = super::ome::attributes(tag);
-        let k = match super::ome::get(&a, "role") {
+        let a = crate::ome::attributes(tag);
+        let k = match crate::ome::get(&a, "role") {
             Some("scale") => 0,
             Some("offset") => 1,
             _ => continue,
         };
-        let sample = super::ome::get(&a, "sample").and_then(|x| x.parse::<u64>().ok()).unwrap_or(0) as usize;
+        let sample = crate::ome::get(&a, "sample").and_then(|x| x.parse::<u64>().ok()).unwrap_or(0) as usize;
         let value = rest.split('<').next().and_then(|t| t.trim().parse::<f64>().ok());
         if let (Some(slot), Some(x)) = (found[k].get_mut(sample), value) {
             *slot = Some(x);
@@ -427,7 +375,7 @@ fn raw_tags(j: &mut String, v: &Values) {
         let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= RAW_TAG_BYTES));
         let list: Option<Vec<String>> = match got {
             Some((_, b)) if e.typ == 2 => {
-                write_str(j, &text(b));
+                json::str(j, &text(b));
                 continue;
             }
             Some((_, b)) if e.typ == 7 => Some(b.iter().take(e.count as usize).map(|&x| number(x.into())).collect()),
@@ -507,4 +455,35 @@ fn attributes(j: &mut String, index: usize, v: &Values, (nodata, samples): (Opti
         }
         j.push('}');
     }
+}
+
+/// The numbers of a value of a numeric type, as f64 (rationals divided out).
+pub fn numbers(h: &Header, e: &Entry, b: &[u8]) -> Option<Vec<f64>> {
+    let n = usize::try_from(e.count).ok()?;
+    if b.len() < n.checked_mul(type_size(e.typ)? as usize)? {
+        return None;
+    }
+    (0..n)
+        .map(|k| match e.typ {
+            1 => b.get(k).map(|&v| f64::from(v)),
+            6 => b.get(k).map(|&v| f64::from(v as i8)),
+            3 => h.u16(b, 2 * k).map(f64::from),
+            8 => h.u16(b, 2 * k).map(|v| f64::from(v as i16)),
+            4 | 13 => h.u32(b, 4 * k).map(f64::from),
+            9 => h.u32(b, 4 * k).map(|v| f64::from(v as i32)),
+            11 => h.u32(b, 4 * k).map(|v| f64::from(f32::from_bits(v))),
+            12 => h.u64(b, 8 * k).map(f64::from_bits),
+            16 | 18 => h.u64(b, 8 * k).map(|v| v as f64),
+            17 => h.u64(b, 8 * k).map(|v| v as i64 as f64),
+            5 => Some(f64::from(h.u32(b, 8 * k)?) / f64::from(h.u32(b, 8 * k + 4)?)),
+            10 => Some(f64::from(h.u32(b, 8 * k)? as i32) / f64::from(h.u32(b, 8 * k + 4)? as i32)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The text of an ASCII value (up to its first NUL).
+pub fn text(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
 }

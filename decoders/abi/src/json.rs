@@ -1,4 +1,5 @@
-//! The little JSON this module needs: the request (parsed) and the answers (written by hand).
+//! The little JSON the metadata readers (hdf5, tiff) need: the request (parsed) and the
+//! answers (written by hand).
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
