@@ -324,3 +324,66 @@ fn gdal_band_scales_and_offsets_are_attributes() {
     }
     assert!(n > 0, "no case has GDAL_METADATA");
 }
+
+/// Every tag of every array's directory read on demand (`tags/<tag>`, `ShardedArray.tiffTag`)
+/// is tifffile's value; a tag the directory lacks is none.
+#[test]
+fn tags_read_on_demand_are_tifffiles() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected/tiff/tags.json");
+    let want: Value = serde_json::from_slice(&std::fs::read(root).unwrap()).unwrap();
+    let s = fixture_files(BASE, None);
+    let (mut checked, mut values) = (0, 0);
+    for c in manifest()["cases"].as_array().unwrap() {
+        let name = c["path"].as_str().unwrap();
+        let url = format!("{BASE}/data/{name}");
+        let Ok(Opened::Array(a)) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap_or("")))) else { continue };
+        let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
+        let ifd = attrs["tiff"]["ifd"].as_u64().unwrap().to_string();
+        let w = want["tags"][name.rsplit('/').next().unwrap()][&ifd].as_object().unwrap();
+        let read = |tag: &str| block_on(a.read_document(&s, &format!("tags/{tag}"))).unwrap();
+        // (A SubIFD level's directory is not tifffile's page of its index: see raw_tags_are_tifffiles.)
+        let width = read("256").map(|b| serde_json::from_slice::<Value>(&b).unwrap());
+        if width.as_ref() != w.get("256") && w.get("330").is_some() {
+            continue;
+        }
+        for (tag, v) in w {
+            let got: Value = serde_json::from_slice(&read(tag).unwrap_or_else(|| panic!("{url} {tag}: none"))).unwrap();
+            assert!(same(&got, v), "{url} directory {ifd} tag {tag}: {got} for {v}");
+            values += 1;
+        }
+        assert!(read("65000").is_none(), "{url}: a tag it lacks");
+        checked += 1;
+    }
+    assert!(checked >= 30 && values >= 400, "{checked} directories, {values} values");
+}
+
+/// A tag whose value lies past the bytes read — attributes give where it is — is read on demand
+/// in one request: a one-pixel image whose Software (305) is 70,000 bytes at offset 70,000.
+#[test]
+fn a_tag_past_the_bytes_read_is_one_request() {
+    let mut b = vec![0u8; 140_008];
+    b[..8].copy_from_slice(b"II*\0\x08\0\0\0");
+    let entries: [(u16, u16, u32, u32); 8] =
+        [(256, 3, 1, 1), (257, 3, 1, 1), (258, 3, 1, 8), (273, 4, 1, 200), (277, 3, 1, 1), (278, 3, 1, 1), (279, 4, 1, 1), (305, 2, 70_000, 70_000)];
+    b[8..10].copy_from_slice(&(entries.len() as u16).to_le_bytes());
+    for (k, (tag, typ, count, value)) in entries.iter().enumerate() {
+        let at = 10 + 12 * k;
+        b[at..at + 2].copy_from_slice(&tag.to_le_bytes());
+        b[at + 2..at + 4].copy_from_slice(&typ.to_le_bytes());
+        b[at + 4..at + 8].copy_from_slice(&count.to_le_bytes());
+        b[at + 8..at + 12].copy_from_slice(&value.to_le_bytes());
+    }
+    b[200] = 42;
+    b[70_000..139_999].fill(b'x');
+    let (s, url) = (ObjectServer::new(), "https://h/one.tif");
+    s.put(url, b);
+    let Opened::Array(a) = block_on(open(&s, url, OpenOptions::default())).unwrap() else { panic!("an array") };
+    let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
+    assert_eq!(attrs["tiff"]["tags"]["305"], serde_json::json!({"type": 2, "count": 70000, "offset": 70000}));
+    let before = s.requests();
+    let got = block_on(a.read_document(&s, "tags/305")).unwrap().unwrap();
+    assert_eq!(s.requests(), before + 1, "{:?}", s.log());
+    assert_eq!(serde_json::from_slice::<Value>(&got).unwrap(), Value::String("x".repeat(69_999)));
+    let chunk = block_on(read_chunk(&a, &s, &[0, 0])).unwrap();
+    assert_eq!(chunk.bytes[0], 42);
+}

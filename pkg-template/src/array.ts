@@ -196,6 +196,29 @@ export class ShardedArray {
     }
   }
 
+  /**
+   * A TIFF image's tag `tag`, whatever its size: its value as `attributes.tiff.tags` gives the
+   * values the bytes already read hold (a number or a list, ASCII as a string, rationals divided
+   * out), read by range when the attributes give only where it is (`{ type, count, offset }`:
+   * a tile index, a large description) — through whatever holds the file (a zip, a pipeline).
+   * `undefined` when the image has no such tag, or the array is not a TIFF image (no request).
+   */
+  async tiffTag(tag: number, options: { signal?: AbortSignal } = {}): Promise<number | number[] | string | null | undefined> {
+    const { signal } = options;
+    checkSignal(signal);
+    const tags = (this.attributes.tiff as { tags?: Record<string, unknown> } | undefined)?.tags;
+    const given = tags?.[String(tag)];
+    if (given === undefined) return undefined;
+    if (given === null || typeof given !== "object" || Array.isArray(given)) return given as number | number[] | string;
+    await initialize();
+    try {
+      const text = await raceAbort(unlessTrapped(this.handle().readDocument(`tags/${tag}`, signal)), signal);
+      return text === undefined ? undefined : (JSON.parse(text) as number | number[] | string | null);
+    } catch (e) {
+      throw toError(e);
+    }
+  }
+
   /** Fetch the region's chunks here; decode them here, or in the workers (which cut each chunk's box). */
   async #readRegion(region: WasmRegion, pool: Pool | undefined, signal: AbortSignal | undefined, priority: number) {
     if (!pool) return region.read(true, signal ?? null, priority, () => undefined);

@@ -19,6 +19,8 @@ export interface EarlyRequest {
   /** Its `Range` header, or "". */
   range: string;
   response: Promise<Response> | undefined;
+  /** The load of the decoder module the file is read through (a TIFF's, an HDF5 file's), if any: settled, never rejected. */
+  reader?: Promise<void>;
 }
 
 /**
@@ -58,8 +60,8 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   }
   response.catch(() => undefined); // reported when the opener awaits it
   // (A failure here is reported where the opener loads it again.)
-  if (first.reader !== "") loadDecoders([first.reader]).catch(() => undefined);
-  return { url: first.url, range: first.range, response };
+  const reader = first.reader !== "" ? loadDecoders([first.reader]).catch(() => undefined) : undefined;
+  return { url: first.url, range: first.range, response, reader };
 }
 
 /** The module's options: the caller's, with the early request's answer handed to the opener. */

@@ -26,7 +26,9 @@ async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Prom
   const opening = opens();
   const early = earlyMetadataRequest(String(url), options);
   try {
-    await initialize();
+    // (The file's reader module too, when one loads beside the first request: an open that
+    // started without it would stop at its first question and start again.)
+    await Promise.all([initialize(), early?.reader]);
   } finally {
     opening.done();
   }

@@ -169,6 +169,17 @@ impl WasmArray {
         })
     }
 
+    /// The document a store kind gives at `key` under this array on demand (a TIFF tag's value:
+    /// `tags/<tag>`), as text, or `undefined`.
+    #[wasm_bindgen(js_name = readDocument, unchecked_return_type = "Promise<string | undefined>")]
+    pub fn read_document(&self, key: String, signal: Option<AbortSignal>) -> Promise {
+        let (a, c) = (self.inner.clone(), self.client(signal, None));
+        future_to_promise(async move {
+            let doc = a.read_document(&c, &key).await.map_err(to_js)?;
+            Ok(doc.map_or(JsValue::UNDEFINED, |d| JsValue::from(String::from_utf8_lossy(&d).into_owned())))
+        })
+    }
+
     /// A region read: its output, the fill value until chunks are pasted in (size checked).
     pub fn region(
         &self,

@@ -1385,3 +1385,51 @@ test("warmUp in Node: no Web Workers, so nothing runs and the report says so", a
   assert.deepEqual(r.errors, []);
   assert.equal(await api.warmUp(), r, "the report is memoised");
 });
+
+test("tiffTag: every tag as tifffile reads it; a value past the bytes read is one range request; none for a Zarr array", async () => {
+  const tags = JSON.parse(await fsp.readFile(path.join(fixturesDir, "expected/tiff/tags.json"), "utf8")).tags;
+  const cf = countingFetch();
+  const a = await api.openArray(`${fx}/tiff/tf_u16_deflate_pred.tif`, { fetch: cf.fetch });
+  const opened = cf.calls.length;
+  const want = tags["tf_u16_deflate_pred.tif"]["0"];
+  assert.ok(Object.keys(want).length >= 10);
+  for (const [tag, v] of Object.entries(want)) assert.deepEqual(await a.tiffTag(Number(tag)), v, `tag ${tag}`);
+  assert.equal(await a.tiffTag(65000), undefined, "a tag it lacks");
+  assert.equal(cf.calls.length, opened, "values the attributes hold: no request");
+  a.close();
+  // A one-pixel image whose Software (305) is 70,000 bytes at offset 70,000, past the first read.
+  const b = Buffer.alloc(140_008);
+  b.write("II*\0", 0, "latin1");
+  b.writeUInt32LE(8, 4);
+  const entries = [[256, 3, 1, 1], [257, 3, 1, 1], [258, 3, 1, 8], [273, 4, 1, 200], [277, 3, 1, 1], [278, 3, 1, 1], [279, 4, 1, 1], [305, 2, 70_000, 70_000]];
+  b.writeUInt16LE(entries.length, 8);
+  entries.forEach(([tag, type, count, value], k) => {
+    b.writeUInt16LE(tag, 10 + 12 * k);
+    b.writeUInt16LE(type, 12 + 12 * k);
+    b.writeUInt32LE(count, 14 + 12 * k);
+    b.writeUInt32LE(value, 18 + 12 * k);
+  });
+  b[200] = 42;
+  b.fill("x", 70_000, 139_999);
+  await fsp.mkdir(path.join(repo, "tests/.tmp"), { recursive: true });
+  const dir = await fsp.mkdtemp(path.join(repo, "tests/.tmp/tifftag-"));
+  await fsp.writeFile(path.join(dir, "one.tif"), b);
+  const srv = await startServer({ root: { "/": dir } });
+  try {
+    const one = await api.openArray(`${srv.url}/one.tif`, { fetch: cf.fetch });
+    assert.deepEqual(one.attributes.tiff.tags["305"], { type: 2, count: 70000, offset: 70000 });
+    const before = cf.calls.length;
+    assert.equal(await one.tiffTag(305), "x".repeat(69_999));
+    assert.equal(cf.calls.length, before + 1, JSON.stringify(cf.calls.slice(before).map((k) => k.range)));
+    assert.equal((await one.getChunk([0, 0])).data[0], 42);
+    one.close();
+  } finally {
+    await srv.close();
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+  const z = await api.openArray(`${fx}/${END_CASE.path}`, { fetch: cf.fetch });
+  const n = cf.calls.length;
+  assert.equal(await z.tiffTag(256), undefined);
+  assert.equal(cf.calls.length, n, "not a TIFF image: no request");
+  z.close();
+});

@@ -373,32 +373,40 @@ fn raw_tags(j: &mut String, v: &Values) {
         j.push_str(&format!("{}", e.tag));
         j.push_str("\":");
         let got = v.bytes(e.tag).filter(|_| e.count <= 1024 || (e.typ == 2 && e.count <= RAW_TAG_BYTES));
-        let list: Option<Vec<String>> = match got {
-            Some((_, b)) if e.typ == 2 => {
-                json::str(j, &text(b));
-                continue;
-            }
-            Some((_, b)) if e.typ == 7 => Some(b.iter().take(e.count as usize).map(|&x| number(x.into())).collect()),
-            Some((_, b)) => numbers(v.header, e, b).map(|f| f.into_iter().map(number).collect()),
-            None => None,
-        };
-        match list {
-            Some(l) if l.len() == 1 => j.push_str(&l[0]),
-            Some(l) => {
-                j.push('[');
-                j.push_str(&l.join(","));
-                j.push(']');
-            }
-            None => {
-                let at = match e.at {
-                    At::Offset(o) => o,
-                    At::Inline(_) => 0,
-                };
-                j.push_str(&format!("{{\"type\":{},\"count\":{},\"offset\":{at}}}", e.typ, e.count));
-            }
+        if !got.is_some_and(|(_, b)| value(j, v.header, e, b)) {
+            let at = match e.at {
+                At::Offset(o) => o,
+                At::Inline(_) => 0,
+            };
+            j.push_str(&format!("{{\"type\":{},\"count\":{},\"offset\":{at}}}", e.typ, e.count));
         }
     }
     j.push('}');
+}
+
+/// Entry `e`'s value (`b`: its bytes) as JSON — a number or a list; ASCII as a string (up to
+/// its first NUL), UNDEFINED as byte values, rationals divided out —, or `false` (nothing
+/// written) when its type is none TIFF defines or `b` is short.
+pub fn value(j: &mut String, h: &Header, e: &Entry, b: &[u8]) -> bool {
+    let list: Vec<String> = match e.typ {
+        2 => {
+            json::str(j, &text(b));
+            return true;
+        }
+        7 => b.iter().take(e.count as usize).map(|&x| number(x.into())).collect(),
+        _ => match numbers(h, e, b) {
+            Some(f) => f.into_iter().map(number).collect(),
+            None => return false,
+        },
+    };
+    if list.len() == 1 {
+        j.push_str(&list[0]);
+    } else {
+        j.push('[');
+        j.push_str(&list.join(","));
+        j.push(']');
+    }
+    true
 }
 
 fn attributes(j: &mut String, index: usize, v: &Values, (nodata, samples): (Option<f64>, u64)) {

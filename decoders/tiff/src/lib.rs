@@ -14,6 +14,8 @@
 //! - `{"op":"nodes","pages":[offset,…]}` → `{"nodes":[…]}`: the nodes of a file of pages;
 //! - `{"op":"nodes","file":URL,"series":[{"index":K,"levels":[offset,…]},…]}` → `{"nodes":[…]}`:
 //!   an OME-TIFF's, each series' first plane (directory K) and its SubIFDs at those offsets;
+//! - `{"op":"value","type":T,"count":N,"big_endian":B}` with the value's bytes as the one window
+//!   → `{"value":…}`: a tag's value as the raw tags give it (`null`: a type TIFF does not define);
 //! - `{"op":"ready"}` → `{}` (asked before the file is read: the host loads the module first);
 //! - any: `{"error":{"code":…,"message":…}}` (the host names the file before the message).
 //!
@@ -37,7 +39,7 @@ use abi::Failure;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use ifd::{entry_count, parse_ifd, Header, Ifd, IMAGE_DESCRIPTION};
+use ifd::{entry_count, parse_ifd, At, Entry, Header, Ifd, IMAGE_DESCRIPTION};
 use image::{held, Desc, Values};
 
 abi::export_decoder!(decode);
@@ -60,6 +62,7 @@ pub fn decode(input: &[u8], _args: &[f64]) -> Result<Vec<u8>, Failure> {
         "ready" => Ok(String::from("{}")),
         "ome" => ome_planes(&req, &file),
         "nodes" => nodes(&req, &file),
+        "value" => tag_value(&req, &file),
         other => return Err(Failure::corrupt(format!("request: unknown op \"{other}\""))),
     };
     let out = answer.unwrap_or_else(|Fail(code, message)| {
@@ -153,4 +156,17 @@ fn nodes(req: &Json, file: &[(u64, &[u8])]) -> Result<String, Fail> {
         }
     };
     Ok(format!("{{\"nodes\":{list}}}"))
+}
+
+fn tag_value(req: &Json, file: &[(u64, &[u8])]) -> Result<String, Fail> {
+    let n = |k: &str| req.get(k).and_then(Json::as_u64).ok_or_else(|| corrupt(format!("request: no {k}")));
+    let e = Entry { tag: 0, typ: u16::try_from(n("type")?).unwrap_or(0), count: n("count")?, at: At::Offset(0) };
+    let h = Header { big_endian: req.get("big_endian") == Some(&Json::Bool(true)), bigtiff: false, first: 0 };
+    let b = file.first().map_or(&[][..], |w| w.1);
+    let mut out = String::from("{\"value\":");
+    if !image::value(&mut out, &h, &e, b) {
+        out.push_str("null");
+    }
+    out.push('}');
+    Ok(out)
 }

@@ -231,6 +231,13 @@ impl Array {
         format!("{}/{}{}", self.base, key, self.query)
     }
 
+    /// The document a store kind gives at `key` under this array on demand (a TIFF tag's value
+    /// at `tags/<tag>`, whatever its size), or `None`; within `maxMetadataBytes`.
+    pub async fn read_document<C: HttpClient>(&self, c: &C, key: &str) -> Result<Option<Vec<u8>>> {
+        let url = self.key_url(key);
+        self.store.read_document(c, &url, self.store.config().max_document).await.map_err(|e| self.store.name_error(e))
+    }
+
     /// The plan of a read (see [`Want`]).
     pub fn plan(&self, want: Want) -> Result<Plan> {
         match want {

@@ -124,6 +124,9 @@ impl Kind for Tiff {
             if rest == "zarr.json" {
                 return Ok(Place::Bytes(Rc::new(node.zarr_json().to_vec())));
             }
+            if let (Node::Array { dir, .. }, Some(tag)) = (node, rest.strip_prefix("tags/").and_then(|t| t.parse().ok())) {
+                return self.tag(below, c, &info, *dir, tag).await;
+            }
             let (Node::Array { source, chunks, planar, .. }, Some(coords)) =
                 (node, rest.strip_prefix("c/").and_then(chunk_coords))
             else {
@@ -459,6 +462,21 @@ impl Tiff {
                 Ok(Some((dir, tile)))
             }
         }
+    }
+
+    /// Tag `tag` of the directory at `dir`, read whatever its size (within `maxMetadataBytes`):
+    /// its value as JSON, as the raw tags give it.
+    async fn tag<S: Objects, C: HttpClient>(&self, below: &S, c: &C, info: &Info, dir: u64, tag: u16) -> Result<Place> {
+        let Some(e) = self.cached_ifd(below, c, info, dir).await?.get(tag).copied() else { return Ok(Place::Missing) };
+        let b = match e.at {
+            At::Inline(v) => v.to_vec(),
+            At::Offset(o) => self.bytes(below, c, &info.src, o, e.len().unwrap_or(0), 0).await?,
+        };
+        let h = info.src.header;
+        let op = format!(",\"op\":\"value\",\"type\":{},\"count\":{},\"big_endian\":{}", e.typ, e.count, h.big_endian);
+        let mut out = String::new();
+        self.ask(&alloc::vec![(0, b)], &op)?.get("value").unwrap_or(&crate::core::json::Value::Null).write(&mut out);
+        Ok(Place::Bytes(Rc::new(out.into_bytes())))
     }
 
     /// (offset, byte count) of tile or strip `tile` of directory `dir`.

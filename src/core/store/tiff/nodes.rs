@@ -42,8 +42,9 @@ pub enum Source {
 #[derive(Clone, Debug)]
 pub enum Node {
     Group(Vec<u8>),
-    /// `chunks`: tiles along sample planes, y, x.
-    Array { zarr_json: Vec<u8>, chunks: [u64; 3], planar: bool, source: Source },
+    /// `chunks`: tiles along sample planes, y, x; `dir`: the directory it was described from
+    /// (whose tags it gives).
+    Array { zarr_json: Vec<u8>, chunks: [u64; 3], planar: bool, source: Source, dir: u64 },
 }
 
 impl Node {
@@ -105,7 +106,7 @@ pub fn nodes(v: &Value, dirs: &[(u64, Ifd)], series: &[Rc<Planes>]) -> Option<Ve
             Some(k) => Source::Planes { series: series.get(k as usize)?.clone(), level: n.get("level")?.as_u64()? as usize, tiled },
             None => Source::Page(Dir::of(dir, &dirs.iter().find(|d| d.0 == dir)?.1, tiled)?),
         };
-        out.push((path, Node::Array { zarr_json, chunks, planar: n.get("planar")?.as_bool()?, source }));
+        out.push((path, Node::Array { zarr_json, chunks, planar: n.get("planar")?.as_bool()?, source, dir }));
     }
     Some(out)
 }
