@@ -9,7 +9,7 @@ use futures_executor::block_on;
 use serde_json::Value;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
-use shardfetch::core::read::{read_chunk, read_region};
+use shardfetch::core::read::{read_chunk, read_region, Array};
 use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::ErrorCode;
 
@@ -58,41 +58,52 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Every tag of every array's directory, as tifffile reads it: the raw tags of its attributes
-/// (`expected/tiff/tags.json`, by `tests/fixtures/tiff_tags.py`), opened without a request more.
-#[test]
-fn raw_tags_are_tifffiles() {
+/// Each fixture array, its attributes and tifffile's tags of its directory
+/// (`expected/tiff/tags.json`, by `tests/fixtures/tiff_tags.py`), but SubIFD levels (OME-TIFF:
+/// their directory index is their plane's, and tifffile's page of that index another image).
+/// Returns how many.
+fn with_tifffiles_tags(s: &ObjectServer, mut each: impl FnMut(&str, &Array, &Value, &serde_json::Map<String, Value>)) -> usize {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected/tiff/tags.json");
     let want: Value = serde_json::from_slice(&std::fs::read(root).unwrap()).unwrap();
-    let s = fixture_files(BASE, None);
-    let (mut checked, mut values) = (0, 0);
+    let mut n = 0;
     for c in manifest()["cases"].as_array().unwrap() {
         let name = c["path"].as_str().unwrap();
         let url = format!("{BASE}/data/{name}");
-        let Ok(Opened::Array(a)) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap_or("")))) else { continue };
+        let Ok(Opened::Array(a)) = block_on(open(s, &url, at(c["open"]["path"].as_str().unwrap_or("")))) else { continue };
         let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
         let ifd = attrs["tiff"]["ifd"].as_u64().unwrap().to_string();
-        let got = attrs["tiff"]["tags"].as_object().unwrap_or_else(|| panic!("{url}: no tags"));
         let file = name.rsplit('/').next().unwrap();
         let w = want["tags"][file][&ifd].as_object().unwrap_or_else(|| panic!("{url}: tifffile read no directory {ifd}"));
-        // A SubIFD level (OME-TIFF) has its plane's index: tifffile's page is another image.
-        if got.get("256") != w.get("256") && w.get("330").is_some() {
+        if attrs["tiff"]["tags"].get("256") != w.get("256") && w.get("330").is_some() {
             continue;
         }
+        each(&url, &a, &attrs, w);
+        n += 1;
+    }
+    n
+}
+
+/// Every tag of every array's directory, as tifffile reads it: the raw tags of its attributes,
+/// opened without a request more.
+#[test]
+fn raw_tags_are_tifffiles() {
+    let s = fixture_files(BASE, None);
+    let mut values = 0;
+    let checked = with_tifffiles_tags(&s, |url, _, attrs, w| {
+        let got = attrs["tiff"]["tags"].as_object().unwrap_or_else(|| panic!("{url}: no tags"));
         let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<std::collections::BTreeSet<_>>();
-        assert_eq!(keys(got), keys(w), "{url}: directory {ifd}'s tags");
+        assert_eq!(keys(got), keys(w), "{url}: the directory's tags");
         for (tag, v) in w {
             match v {
                 // More than 1,024 values: where they are, not what.
                 Value::Null => assert!(got[tag]["count"].as_u64().unwrap() > 1024, "{url} {tag}: {}", got[tag]),
                 _ => {
-                    assert!(same(&got[tag], v), "{url} directory {ifd} tag {tag}: {} for {v}", got[tag]);
+                    assert!(same(&got[tag], v), "{url} tag {tag}: {} for {v}", got[tag]);
                     values += 1;
                 }
             }
         }
-        checked += 1;
-    }
+    });
     assert!(checked >= 30 && values >= 400, "{checked} directories, {values} values");
 }
 
@@ -329,31 +340,17 @@ fn gdal_band_scales_and_offsets_are_attributes() {
 /// is tifffile's value; a tag the directory lacks is none.
 #[test]
 fn tags_read_on_demand_are_tifffiles() {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/expected/tiff/tags.json");
-    let want: Value = serde_json::from_slice(&std::fs::read(root).unwrap()).unwrap();
     let s = fixture_files(BASE, None);
-    let (mut checked, mut values) = (0, 0);
-    for c in manifest()["cases"].as_array().unwrap() {
-        let name = c["path"].as_str().unwrap();
-        let url = format!("{BASE}/data/{name}");
-        let Ok(Opened::Array(a)) = block_on(open(&s, &url, at(c["open"]["path"].as_str().unwrap_or("")))) else { continue };
-        let attrs: Value = serde_json::from_str(a.metadata().attributes.as_str()).unwrap();
-        let ifd = attrs["tiff"]["ifd"].as_u64().unwrap().to_string();
-        let w = want["tags"][name.rsplit('/').next().unwrap()][&ifd].as_object().unwrap();
+    let mut values = 0;
+    let checked = with_tifffiles_tags(&s, |url, a, _, w| {
         let read = |tag: &str| block_on(a.read_document(&s, &format!("tags/{tag}"))).unwrap();
-        // (A SubIFD level's directory is not tifffile's page of its index: see raw_tags_are_tifffiles.)
-        let width = read("256").map(|b| serde_json::from_slice::<Value>(&b).unwrap());
-        if width.as_ref() != w.get("256") && w.get("330").is_some() {
-            continue;
-        }
         for (tag, v) in w {
             let got: Value = serde_json::from_slice(&read(tag).unwrap_or_else(|| panic!("{url} {tag}: none"))).unwrap();
-            assert!(same(&got, v), "{url} directory {ifd} tag {tag}: {got} for {v}");
+            assert!(same(&got, v), "{url} tag {tag}: {got} for {v}");
             values += 1;
         }
         assert!(read("65000").is_none(), "{url}: a tag it lacks");
-        checked += 1;
-    }
+    });
     assert!(checked >= 30 && values >= 400, "{checked} directories, {values} values");
 }
 
