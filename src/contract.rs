@@ -56,7 +56,7 @@ export interface WasmOptions extends WasmStoreOptions {
   maxDecodedBytes?: number;
   maxMetadataBytes?: number;
   retry?: WasmRetry | false;
-  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc). */
+  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff). */
   decoders?: WasmDecoders;
   /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
   resolveUrl?: (url: string) => string | undefined | null;

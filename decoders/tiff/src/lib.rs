@@ -39,7 +39,7 @@ use abi::Failure;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use ifd::{entry_count, parse_ifd, At, Entry, Header, Ifd, IMAGE_DESCRIPTION};
+use ifd::{directory_len, entry_count, parse_ifd, At, Entry, Header, Ifd, IMAGE_DESCRIPTION};
 use image::{held, Desc, Values};
 
 abi::export_decoder!(decode);
@@ -81,10 +81,9 @@ fn header(file: &[(u64, &[u8])]) -> Result<Header, Fail> {
 
 /// The directory at `at`, from the windows.
 fn directory(h: &Header, file: &[(u64, &[u8])], at: u64) -> Result<Ifd, Fail> {
-    let (count, each, next) = h.sizes();
     let missing = || corrupt(format!("no directory at offset {at}"));
-    let n = held(file, at, count).and_then(|b| entry_count(h, b)).ok_or_else(missing)?;
-    let len = n.checked_mul(each).and_then(|x| x.checked_add(count + next)).ok_or_else(|| corrupt("a directory too large"))?;
+    let n = held(file, at, h.sizes().0).and_then(|b| entry_count(h, b)).ok_or_else(missing)?;
+    let len = directory_len(h, n).ok_or_else(|| corrupt("a directory too large"))?;
     parse_ifd(h, held(file, at, len).ok_or_else(missing)?).map_err(corrupt)
 }
 

@@ -167,12 +167,17 @@ pub fn entry_count(h: &Header, b: &[u8]) -> Option<u64> {
     }
 }
 
+/// Bytes of a directory of `n` entries (count, entries, next offset), if it can be that large.
+pub fn directory_len(h: &Header, n: u64) -> Option<u64> {
+    let (head, each, tail) = h.sizes();
+    n.checked_mul(each)?.checked_add(head + tail)
+}
+
 /// The directory whose bytes are `b` (count, entries, next offset), or why it is none.
 pub fn parse_ifd(h: &Header, b: &[u8]) -> Result<Ifd, String> {
-    let (head, each, tail) = h.sizes();
+    let (head, each, _) = h.sizes();
     let n = entry_count(h, b).ok_or("a directory cut short")?;
-    let need = n.checked_mul(each).and_then(|x| x.checked_add(head + tail));
-    if need.is_none_or(|need| need > b.len() as u64) {
+    if directory_len(h, n).is_none_or(|need| need > b.len() as u64) {
         return Err(format!("a directory of {n} entries in {} bytes", b.len()));
     }
     let mut entries = Vec::with_capacity(n as usize);

@@ -31,7 +31,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use ifd::{entry_count, parse_ifd, At, Entry, Header, Ifd, DESCRIBING, IMAGE_DESCRIPTION, RAW_TAG_BYTES, SUB_IFDS};
+use ifd::{directory_len, entry_count, parse_ifd, At, Entry, Header, Ifd, DESCRIBING, IMAGE_DESCRIPTION, RAW_TAG_BYTES, SUB_IFDS};
 use nodes::{plane_ifd, tile_of, Dir, Node, Planes, Source};
 
 /// Bytes of the first read: the header, a COG's directories and their arrays.
@@ -356,14 +356,13 @@ impl Tiff {
     /// second range for a larger one).
     async fn ifd_bytes<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, at: u64, ahead: u64) -> Result<Vec<u8>> {
         let h = &src.header;
-        let (count, each, next) = h.sizes();
+        let count = h.sizes().0;
         if src.size.is_some_and(|s| at >= s) {
             return Err(corrupt(&self.url, format!("a directory at offset {at}, past the file's end")));
         }
         let start = self.bytes(below, c, src, at, count, ahead).await?;
         let n = entry_count(h, &start).ok_or_else(|| corrupt(&self.url, format!("no directory at offset {at}")))?;
-        let len = n.checked_mul(each).and_then(|x| x.checked_add(count + next));
-        let len = len.ok_or_else(|| corrupt(&self.url, "a directory too large"))?;
+        let len = directory_len(h, n).ok_or_else(|| corrupt(&self.url, "a directory too large"))?;
         self.bytes(below, c, src, at, len, ahead).await
     }
 
@@ -444,10 +443,7 @@ impl Tiff {
                         .get(SUB_IFDS)
                         .copied()
                         .ok_or_else(|| corrupt(&self.url, format!("directory {k} has no SubIFDs")))?;
-                    let b = match e.at {
-                        At::Inline(v) => v.to_vec(),
-                        At::Offset(o) => self.bytes(below, c, &info.src, o, e.len().unwrap_or(0), 0).await?,
-                    };
+                    let b = self.value(below, c, &info.src, &e).await?;
                     let subs = ifd::integers(&info.src.header, &e, &b).unwrap_or_default();
                     key = *subs
                         .get(*level - 1)
@@ -468,15 +464,20 @@ impl Tiff {
     /// its value as JSON, as the raw tags give it.
     async fn tag<S: Objects, C: HttpClient>(&self, below: &S, c: &C, info: &Info, dir: u64, tag: u16) -> Result<Place> {
         let Some(e) = self.cached_ifd(below, c, info, dir).await?.get(tag).copied() else { return Ok(Place::Missing) };
-        let b = match e.at {
-            At::Inline(v) => v.to_vec(),
-            At::Offset(o) => self.bytes(below, c, &info.src, o, e.len().unwrap_or(0), 0).await?,
-        };
+        let b = self.value(below, c, &info.src, &e).await?;
         let h = info.src.header;
         let op = format!(",\"op\":\"value\",\"type\":{},\"count\":{},\"big_endian\":{}", e.typ, e.count, h.big_endian);
         let mut out = String::new();
         self.ask(&alloc::vec![(0, b)], &op)?.get("value").unwrap_or(&crate::core::json::Value::Null).write(&mut out);
         Ok(Place::Bytes(Rc::new(out.into_bytes())))
+    }
+
+    /// The bytes of entry `e`'s value: inline, held, or read by range.
+    async fn value<S: Objects, C: HttpClient>(&self, below: &S, c: &C, src: &Src, e: &Entry) -> Result<Vec<u8>> {
+        match e.at {
+            At::Inline(v) => Ok(v.to_vec()),
+            At::Offset(o) => self.bytes(below, c, src, o, e.len().unwrap_or(0), 0).await,
+        }
     }
 
     /// (offset, byte count) of tile or strip `tile` of directory `dir`.

@@ -91,6 +91,13 @@ pub fn series(v: &Value) -> Vec<Rc<Planes>> {
 /// or `None` where the answer names what is not there.
 pub fn nodes(v: &Value, dirs: &[(u64, Ifd)], series: &[Rc<Planes>]) -> Option<Vec<(String, Node)>> {
     let mut out = Vec::new();
+    // (Pages come in directory order: each found where the last one was, not by a scan of all.)
+    let mut from = 0;
+    let mut find = |dir: u64| {
+        let k = (from..dirs.len()).chain(0..from).find(|&k| dirs[k].0 == dir)?;
+        from = k + 1;
+        Some(&dirs[k].1)
+    };
     for n in v.get("nodes")?.as_array()? {
         let mut doc = String::new();
         n.get("zarr_json")?.write(&mut doc);
@@ -104,7 +111,7 @@ pub fn nodes(v: &Value, dirs: &[(u64, Ifd)], series: &[Rc<Planes>]) -> Option<Ve
         let (dir, tiled) = (n.get("dir")?.as_u64()?, n.get("tiled")?.as_bool()?);
         let source = match n.get("series").and_then(Value::as_u64) {
             Some(k) => Source::Planes { series: series.get(k as usize)?.clone(), level: n.get("level")?.as_u64()? as usize, tiled },
-            None => Source::Page(Dir::of(dir, &dirs.iter().find(|d| d.0 == dir)?.1, tiled)?),
+            None => Source::Page(Dir::of(dir, find(dir)?, tiled)?),
         };
         out.push((path, Node::Array { zarr_json, chunks, planar: n.get("planar")?.as_bool()?, source, dir }));
     }
