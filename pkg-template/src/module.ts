@@ -5,7 +5,7 @@
  * under way then reject with `Internal`; arrays reopen from their metadata on their next use.
  * @internal
  */
-import { createGlue, type GlueApi } from "./wasm/factory.js";
+import type { GlueApi } from "./wasm/factory.js";
 import { errorMessage, ShardfetchError, toError } from "./errors.js";
 import { nodeImport } from "./node-import.js";
 
@@ -46,8 +46,19 @@ async function compileWasm(): Promise<WebAssembly.Module> {
   }
 }
 
+/**
+ * The glue, imported when the module is first wanted rather than with this file: its fetch then
+ * goes out beside the module's instead of before it (one round trip less before the first read).
+ */
+let factory: Promise<typeof import("./wasm/factory.js")> | undefined;
+const glueFactory = () => (factory ??= import("./wasm/factory.js").catch((e: unknown) => {
+  factory = undefined;
+  throw e;
+}));
+
 async function instantiate(module: WebAssembly.Module): Promise<void> {
   const gen = generation;
+  const { createGlue } = await glueFactory();
   const g = createGlue((e) => trapped(gen, e));
   const exports = (await g.default({ module_or_path: module })) as { memory?: WebAssembly.Memory };
   glue = g;
@@ -57,6 +68,8 @@ async function instantiate(module: WebAssembly.Module): Promise<void> {
 }
 
 async function load(): Promise<void> {
+  const glueLoaded = glueFactory();
+  glueLoaded.catch(() => undefined); // awaited in instantiate; not unhandled if the compile fails first
   compiled ??= await compileWasm();
   await instantiate(compiled);
 }

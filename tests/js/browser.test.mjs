@@ -109,6 +109,38 @@ test("module Web Worker: sharded cases", async () => {
   assert.equal(r.failed, 0, report(r));
 });
 
+test("the first open asks for the module while the glue (factory.js) is still on its way, and reads", async () => {
+  const page = await browser.newPage();
+  let moduleAsked;
+  const asked = new Promise((resolve) => {
+    moduleAsked = resolve;
+  });
+  page.on("request", (r) => {
+    if (r.url().endsWith("/pkg/wasm/shardfetch_bg.wasm")) moduleAsked(true);
+  });
+  let heldUntilModule;
+  // Held until the module is asked for; released after 10 s if it never is (the test then fails).
+  await page.route("**/pkg/wasm/factory.js", async (route) => {
+    heldUntilModule = await Promise.race([asked, new Promise((r) => setTimeout(() => r(false), 10_000))]);
+    await route.continue();
+  });
+  try {
+    await page.goto(`${pageServer.url}/tests/js/blank.html`);
+    const c = manifest.cases.find((x) => x.name === "zp_shard_gzip_end");
+    assert.ok(c, "the fixture zp_shard_gzip_end");
+    const values = await page.evaluate(async (url) => {
+      const api = await import("/pkg/index.js");
+      const arr = await api.openArray(url);
+      return Array.from((await arr.get([null, null])).data);
+    }, `${dataServer.url}/fixtures/${c.path}`);
+    const want = fs.readFileSync(path.join(fixturesDir, c.expected));
+    assert.deepEqual(values, Array.from(new Uint16Array(want.buffer, want.byteOffset, want.length / 2)), "zarr-python's values");
+    assert.equal(heldUntilModule, true, "the module was asked for only after the glue arrived");
+  } finally {
+    await page.close();
+  }
+});
+
 test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
   pageServer.log.length = 0;
