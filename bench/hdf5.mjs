@@ -102,6 +102,8 @@ function h5wasmDir() {
 async function main() {
   const opt = parseArgs(process.argv.slice(2));
   const t0 = Date.now();
+  // The checkout measured, taken as the run starts (the tree may change while it runs).
+  const built = commit();
   const info = ensureData();
   const v = info.variables[opt.variable];
   const pkgDir = opt.pkg ?? path.join(repo, "pkg");
@@ -250,7 +252,7 @@ async function main() {
   const result = {
     date: new Date().toISOString(),
     command: `node bench/hdf5.mjs ${process.argv.slice(2).join(" ")}`.trim(),
-    commit: commit(),
+    commit: built,
     durationS: Math.round((Date.now() - t0) / 1000),
     machine: machine(browserVersion),
     versions: {

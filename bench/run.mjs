@@ -388,6 +388,8 @@ async function main() {
   const errors = []; // failed measurements (of any library)
   const profiles = [];
   const t0 = Date.now();
+  // The checkout measured, taken as the run starts (the tree may change while it runs).
+  const built = commit();
   const total = opt.datasets.length * opt.workloads.length * opt.libs.length * opt.reps;
   let done = 0;
   const progress = (d, w, l, r) => {
@@ -632,7 +634,7 @@ async function main() {
     date: new Date().toISOString(),
     command: `node bench/run.mjs ${process.argv.slice(2).join(" ")}`.trim(),
     durationS: Math.round((Date.now() - t0) / 1000),
-    commit: commit(),
+    commit: built,
     machine: machine(browserVersion),
     versions: { zarrita: zarritaVersion, pkg: path.relative(repo, pkgDir) || "." },
     method: {

@@ -16,9 +16,8 @@ import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
-import os from "node:os";
 import { startServer } from "../tests/server.mjs";
-import { commit } from "./results.mjs";
+import { commit, machine } from "./results.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -87,7 +86,8 @@ function renderersRss() {
   return total;
 }
 
-const results = { date: new Date().toISOString(), commit: commit(), machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version }, target, runs: {} };
+// The machine as the run starts (its load then); Chromium's version added when it is launched.
+const results = { date: new Date().toISOString(), command: ["node", "bench/soak.mjs", ...args].join(" "), commit: commit(), machine: machine(), target, runs: {} };
 const spec = { shape: [32768, 32768], shard: [4096, 4096], chunk: [512, 512], levels: 4 };
 
 if (envs.includes("node")) {
@@ -106,6 +106,7 @@ if (envs.includes("chromium")) {
   const data = await dataServer(spec);
   const page = await startServer({ root: { "/": repo } });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--js-flags=--expose-gc"], headless: true });
+  results.machine.chromium = browser.version();
   const tab = await browser.newPage();
   await tab.goto(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}`);
   const samples = [];
