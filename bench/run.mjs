@@ -32,6 +32,8 @@
 //                     every answer waits MS (one round trip), all bodies share MBPS Mbit/s; the
 //                     table then gives each run against the link floor (bytes ÷ bandwidth +
 //                     3 round trips: metadata, index, data)
+//   --page-link MS:MBPS serve the page and the libraries over such a link too (as from a CDN:
+//                     the cold workload then pays for each round trip of the library's loading)
 //
 // What it does: generates the datasets when missing (bench/generate.py in the venv
 // $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt) and, for --layout
@@ -92,10 +94,10 @@ function parseArgs(argv) {
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
     else if (a === "--layout") o.layout = next();
-    else if (a === "--link") {
+    else if (a === "--link" || a === "--page-link") {
       const [ms, mbps] = next().split(":").map(Number);
-      if (!(ms >= 0) || !(mbps > 0)) throw new Error("--link wants MS:MBPS, e.g. 40:200");
-      o.link = { latencyMs: ms, mbps };
+      if (!(ms >= 0) || !(mbps > 0)) throw new Error(`${a} wants MS:MBPS, e.g. 40:200`);
+      o[a === "--link" ? "link" : "pageLink"] = { latencyMs: ms, mbps };
     }
     else throw new Error(`unknown argument ${a} (see the header of bench/run.mjs)`);
   }
@@ -325,7 +327,7 @@ async function main() {
     [...new Set([...opt.datasets, ...DECODER_DATASETS])].map((d) => [d, JSON.parse(fs.readFileSync(path.join(dataDir, d, "bench.json"), "utf8"))]),
   );
 
-  const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) } });
+  const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) }, link: opt.pageLink });
   const dataServer = await startServer({ root: { "/data": dataDir, "/data-icechunk": iceDir }, link: opt.link });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
   const query = [
@@ -648,6 +650,7 @@ async function main() {
           ? "icechunk: shardfetch reads bench/data-icechunk/<dataset>.icechunk (branch main, the array at path <dataset>, its shards byte for byte); zarrita.js cannot read Icechunk and reads the plain layout (rows' layout)"
           : opt.layout,
       link: opt.link ? `${opt.link.latencyMs} ms per answer, ${opt.link.mbps} Mbit/s shared (tests/server.mjs)` : "loopback",
+      pageLink: opt.pageLink ? `the page and the libraries: ${opt.pageLink.latencyMs} ms per answer, ${opt.pageLink.mbps} Mbit/s shared` : "loopback",
       ratio: "zarrita median ms / shardfetch median ms (> 1: shardfetch faster)",
     },
     datasets: Object.fromEntries(
