@@ -11,6 +11,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as zarr from "zarrita";
 import { startServer } from "../tests/server.mjs";
+import { startRecord } from "./results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const reps = Number(process.argv[process.argv.indexOf("--reps") + 1] || 7);
@@ -64,6 +65,7 @@ const libs = {
   },
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const record = startRecord("consolidated-scale");
 console.log(`documents: v2 .zmetadata ${fs.statSync(path.join(dir, docs.v2)).size} bytes, v3 zarr.json ${fs.statSync(path.join(dir, docs.v3)).size} bytes; ${N} arrays each`);
 console.log(`| library | version | open: ms | children + 20 arrays: ms | fetch + JSON.parse: ms |\n|---|---|---:|---:|---:|`);
 for (const v of ["v2", "v3"]) {
@@ -76,6 +78,7 @@ for (const v of ["v2", "v3"]) {
         out = await run(v);
       } catch (e) {
         console.log(`| ${name} | ${v} | fails: ${String(e.message ?? e).slice(0, 80)} | | |`);
+        record.rows.push({ library: name, version: v, error: String(e.message ?? e) });
         break;
       }
       const t1 = performance.now();
@@ -87,7 +90,9 @@ for (const v of ["v2", "v3"]) {
       parses.push(performance.now() - t1);
     }
     if (opens.length) console.log(`| ${name} | ${v} | ${median(opens).toFixed(1)} | ${median(rests).toFixed(1)} | ${median(parses).toFixed(1)} |`);
+    if (opens.length) record.rows.push({ library: name, version: v, reps, openMs: median(opens), childrenAnd20ArraysMs: median(rests), fetchParseMs: median(parses) });
   }
 }
+console.log(`results: ${path.relative(process.cwd(), record.save({ arrays: N, documentBytes: { v2: fs.statSync(path.join(dir, docs.v2)).size, v3: fs.statSync(path.join(dir, docs.v3)).size } }))}`);
 await server.close?.();
 process.exit(0);

@@ -12,6 +12,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import * as zarr from "zarrita";
 import { ReferenceStore } from "@zarrita/storage";
 import { startServer } from "../tests/server.mjs";
+import { startRecord } from "./results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const reps = Number(process.argv[process.argv.indexOf("--reps") + 1] || 7);
@@ -49,6 +50,7 @@ const libs = {
 };
 
 const median = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
+const record = startRecord("refs-scale");
 console.log("| library, references | open + one chunk: ms | requests | bytes | then a 100 × 100 window: ms | requests | bytes |");
 console.log("|---|---:|---:|---:|---:|---:|---:|");
 for (const [name, open] of Object.entries(libs)) {
@@ -72,6 +74,7 @@ for (const [name, open] of Object.entries(libs)) {
   }
   const col = (k) => median(rows.map((r) => r[k]));
   console.log(`| ${name} | ${col(0).toFixed(1)} | ${col(1)} | ${col(2).toLocaleString("en")} | ${col(3).toFixed(1)} | ${col(4)} | ${col(5).toLocaleString("en")} |`);
+  record.rows.push({ library: name, reps, openAndChunkMs: col(0), openAndChunkRequests: col(1), openAndChunkBytes: col(2), windowMs: col(3), windowRequests: col(4), windowBytes: col(5) });
 }
 // What opening the JSON file is measured against (issue 24: at most 3x): fetch + JSON.parse.
 const parse = [];
@@ -88,4 +91,5 @@ for (let r = 0; r < reps; r++) {
   a.close();
 }
 console.log(`\nrefs.json: fetch + JSON.parse ${median(parse).toFixed(1)} ms, shardfetch openArray ${median(opens).toFixed(1)} ms`);
+console.log(`results: ${path.relative(process.cwd(), record.save({ refsJson: { fetchParseMs: median(parse), shardfetchOpenMs: median(opens) } }))}`);
 await server.close();

@@ -83,3 +83,18 @@ export function saveResults(result, { out, name = "", round = false } = {}) {
   fs.writeFileSync(out, `{\n${Object.entries(result).map(([k, v]) => `${JSON.stringify(k)}: ${value(v)}`).join(",\n")}\n}\n`);
   return out;
 }
+
+/**
+ * The record of a small Node benchmark (bench/zip-entries.mjs and the like): `rows` as it prints
+ * them; `save()` writes them with the command, the commit as the run started and the machine
+ * (to `--out FILE`, else bench/results/<date>-<name>.json).
+ */
+export function startRecord(name) {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf("--out");
+  const rec = { date: new Date().toISOString(), command: `node bench/${name}.mjs ${argv.join(" ")}`.trim(), commit: commit(), rows: [] };
+  return {
+    rows: rec.rows,
+    save: (extra = {}) => saveResults({ ...rec, machine: machine(), ...extra }, { name, out: at >= 0 ? path.resolve(argv[at + 1]) : undefined }),
+  };
+}

@@ -10,6 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import * as zarr from "zarrita";
 import { ZipFileStore } from "@zarrita/storage";
 import { startServer } from "../tests/server.mjs";
+import { startRecord } from "./results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const reps = Number(process.argv[process.argv.indexOf("--reps") + 1] || 7);
@@ -55,6 +56,7 @@ function write(file) {
   return { entries: files.length, directory: cd.length };
 }
 
+const record = startRecord("zip-entries");
 const file = path.join(dir, "entries.zip");
 const facts = write(file);
 const api = await import(pathToFileURL(path.join(here, "../pkg/index.js")).href);
@@ -86,6 +88,8 @@ for (const [name, open] of Object.entries(libs)) {
     a.close();
   }
   console.log(`| ${name} | ${median(opens).toFixed(1)} | ${median(chunks).toFixed(1)} |`);
+  record.rows.push({ library: name, reps, openMs: median(opens), chunkMs: median(chunks) });
 }
+console.log(`results: ${path.relative(process.cwd(), record.save({ archive: { ...facts, bytes: fs.statSync(file).size } }))}`);
 await server.close?.();
 process.exit(0);
