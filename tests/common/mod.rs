@@ -144,15 +144,7 @@ pub fn store_settings(o: &Value) -> Vec<(String, String)> {
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
     let r = c
-        .send(Request {
-            method: Method::Get,
-            url,
-            range: None,
-            limit: None,
-            asked: None,
-            stall_ms: None,
-            deadline: None,
-        })
+        .send(Request::new(Method::Get, url, None))
         .await
         .expect("fetch");
     assert_eq!(r.status, 200, "{url}");

@@ -15,6 +15,9 @@ pub trait Objects {
     fn max_body(&self) -> u64;
     /// The most bytes a metadata document may have (`maxMetadataBytes`).
     fn max_document(&self) -> u64;
+    /// The stamp of what is read of the object at `url` now (see `versions`): a value derived
+    /// from it under another stamp is of another version, not to be used.
+    fn stamp(&self, url: &str) -> u64;
     /// `range` of the object at `url`; `None` when it does not exist.
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
     /// The whole object at `url` as a document of at most `limit` bytes; `None` when absent.
