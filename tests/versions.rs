@@ -15,6 +15,7 @@ use shardfetch::core::transport::memory::{ObjectServer, Validators};
 use shardfetch::core::transport::{Conditional, Config, Recheck};
 use shardfetch::core::{Error, ErrorCode};
 use std::cell::Cell;
+use std::collections::BTreeMap;
 
 const URL: &str = "mem://h/a.zarr";
 
@@ -368,3 +369,425 @@ fn never_trusts_the_first_version_for_good() {
     assert_eq!(a.stats().store.changes, 0);
 }
 
+
+// ---- The fixtures of manifest-versions.json: every store kind, written by its own writer. ----
+
+mod fixtures {
+    use super::*;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    fn fixtures_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    }
+
+    /// One version of a case: the writer's values (uint16, C order) and shape, and whether the
+    /// array's metadata differs from version `a`'s.
+    pub struct Version {
+        pub values: Vec<u16>,
+        pub shape: Vec<u64>,
+        pub metadata_changed: bool,
+        pub objects: Vec<String>,
+        /// Per read chunk: (grid index, the object holding it).
+        pub layout: Vec<(Vec<u64>, String)>,
+    }
+
+    pub struct VCase {
+        pub name: String,
+        /// The version read is fixed at open (an Icechunk branch resolved to its snapshot,
+        /// whose files never change): under `recheck: "open"` every read is of it.
+        pub pinned: bool,
+        /// The objects' URL base (the same for every version) and each version's folder.
+        pub base: String,
+        root: String,
+        pub open: String,
+        pub options: Value,
+        pub chunk: Vec<u64>,
+        pub versions: BTreeMap<String, Version>,
+    }
+
+    pub fn cases() -> Vec<VCase> {
+        let m: Value = serde_json::from_slice(&std::fs::read(fixtures_dir().join("manifest-versions.json")).unwrap()).unwrap();
+        let nums = |v: &Value| v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect::<Vec<u64>>();
+        m["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                assert_eq!(c["dtype"], "uint16", "{}", c["name"]);
+                let root = c["root"].as_str().unwrap().to_string();
+                let versions = c["versions"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .map(|(k, v)| {
+                        let bytes = std::fs::read(fixtures_dir().join(v["expected"].as_str().unwrap())).unwrap();
+                        let values = bytes.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])).collect();
+                        let objects = c["objects"][k].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()).collect();
+                        let layout = c["layout"][k]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|e| (nums(&e[0]), e[1].as_str().unwrap().to_string()))
+                            .collect();
+                        let version = Version {
+                            values,
+                            shape: nums(&v["shape"]),
+                            metadata_changed: v["metadataChanged"].as_bool().unwrap_or(false),
+                            objects,
+                            layout,
+                        };
+                        (k.clone(), version)
+                    })
+                    .collect();
+                VCase {
+                    name: c["name"].as_str().unwrap().into(),
+                    pinned: c["kind"] == "icechunk",
+                    base: format!("mem://v/{}", root.replace("/{version}", "")),
+                    root,
+                    open: c["open"].as_str().unwrap().into(),
+                    options: c["options"].clone(),
+                    chunk: nums(&c["chunkShape"]),
+                    versions,
+                }
+            })
+            .collect()
+    }
+
+    impl VCase {
+        /// The files of version `v`: (URL, bytes).
+        pub fn files(&self, v: &str) -> Vec<(String, Vec<u8>)> {
+            let dir = fixtures_dir().join("data").join(self.root.replace("{version}", v));
+            self.versions[v].objects.iter().map(|o| (format!("{}/{o}", self.base), std::fs::read(dir.join(o)).unwrap())).collect()
+        }
+
+        /// The URLs of version `from`'s objects that version `to` does not have.
+        pub fn removed(&self, from: &str, to: &str) -> Vec<String> {
+            let kept = &self.versions[to].objects;
+            self.versions[from].objects.iter().filter(|o| !kept.contains(o)).map(|o| format!("{}/{o}", self.base)).collect()
+        }
+
+        pub fn url(&self) -> String {
+            if self.open.is_empty() {
+                self.base.clone()
+            } else {
+                format!("{}/{}", self.base, self.open)
+            }
+        }
+
+        pub fn options(&self, config: Config) -> OpenOptions {
+            let o = &self.options;
+            let names = shardfetch::core::store::registry::OPTIONS.iter().flat_map(|(_, names)| names.iter());
+            OpenOptions {
+                format: o.get("format").and_then(Value::as_str).map(|f| shardfetch::core::metadata::Format::parse(f).unwrap()),
+                path: o.get("path").and_then(Value::as_str).unwrap_or("").into(),
+                scale: o.get("scale").map(|s| s.as_str().map(String::from).unwrap_or_else(|| s.to_string())),
+                store: o.get("store").and_then(Value::as_str).map(String::from),
+                store_settings: names.filter_map(|n| Some((n.to_string(), o.get(*n)?.as_str()?.to_string()))).collect(),
+                config,
+                ..OpenOptions::default()
+            }
+        }
+
+        /// Element `at` (array coordinates) of version `v`, if inside its shape.
+        pub fn value(&self, v: &str, at: &[u64]) -> Option<u16> {
+            let ver = &self.versions[v];
+            let mut i = 0u64;
+            for (&x, &n) in at.iter().zip(&ver.shape) {
+                if x >= n {
+                    return None;
+                }
+                i = i * n + x;
+            }
+            ver.values.get(i as usize).copied()
+        }
+    }
+}
+
+use fixtures::VCase;
+
+/// Each element of `got` (a chunk or region: `shape`, `stride` in elements, `origin` its first
+/// element's array coordinates), uint16.
+fn elements(bytes: &[u8], shape: &[u64], stride: &[u64], origin: &[u64], mut each: impl FnMut(&[u64], u16)) {
+    let n: u64 = shape.iter().product();
+    let mut idx = vec![0u64; shape.len()];
+    for _ in 0..n {
+        let at: u64 = idx.iter().zip(stride).map(|(i, s)| i * s).sum();
+        let v = u16::from_le_bytes([bytes[2 * at as usize], bytes[2 * at as usize + 1]]);
+        let pos: Vec<u64> = idx.iter().zip(origin).map(|(i, o)| i + o).collect();
+        each(&pos, v);
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// The versions (among those of the array's `shape`: those it can read) whose values the box
+/// holds, all of it.
+fn versions_of(case: &VCase, array: &[u64], bytes: &[u8], shape: &[u64], stride: &[u64], origin: &[u64]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (v, ver) in &case.versions {
+        if ver.shape != array {
+            continue;
+        }
+        let mut all = true;
+        elements(bytes, shape, stride, origin, |at, x| all &= case.value(v, at) == Some(x));
+        if all {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// A server of `case`'s version `a` that becomes version `to` just before request `at`.
+fn case_server(case: &VCase, to: &str, at: usize, shown: Validators) -> ObjectServer {
+    let next = case.files(to);
+    let removed = case.removed("a", to);
+    let switched = Cell::new(false);
+    let s = ObjectServer::new().with_hook(move |s, _| {
+        if !switched.get() && s.requests() > at {
+            switched.set(true);
+            switch(s, &next, &removed);
+        }
+        None
+    });
+    s.validators.set(shown);
+    s.yields.set(1);
+    for (url, bytes) in case.files("a") {
+        s.put(&url, bytes);
+    }
+    s
+}
+
+/// The objects of another version put in place, as a writer does: only those whose bytes
+/// differ are written (an unchanged object keeps its version), those it lacks removed.
+fn switch(s: &ObjectServer, next: &[(String, Vec<u8>)], removed: &[String]) {
+    for (url, bytes) in next {
+        if s.object(url).as_ref() != Some(bytes) {
+            s.put(url, bytes.clone());
+        }
+    }
+    for url in removed {
+        s.delete(url);
+    }
+}
+
+/// What the reads of one sweep gave: chunks or regions of a version, or `Changed`.
+#[derive(Default, Debug)]
+struct Tally {
+    old: usize,
+    new: usize,
+    changed: usize,
+}
+
+/// The reads a viewer makes — the first and last chunks one by one, every chunk together, the
+/// whole array, the first chunk again — each checked: a chunk holds one version's values; a
+/// region one version's per object (a store of several objects has no version of its own); or
+/// `Changed`. Any other error or value fails.
+fn case_reads(case: &VCase, a: &Array, c: &ObjectServer, tally: &mut Tally, what: &str) {
+    // The version the array was opened at (the switch may land during the open): its layout.
+    let shape = a.metadata().shape.clone();
+    let opened = case.versions.values().find(|v| v.shape == shape).unwrap_or_else(|| panic!("{what}: opened at shape {shape:?}"));
+    // (Grid indexes as the writer gives them: a precomputed volume's without its channel axis.)
+    let pad = |g: &Vec<u64>| g.iter().copied().chain(std::iter::repeat(0)).take(shape.len()).collect::<Vec<u64>>();
+    let layout: Vec<(Vec<u64>, String)> = opened.layout.iter().map(|(g, o)| (pad(g), o.clone())).collect();
+    let layout = &layout;
+    let grid: Vec<Vec<u64>> = layout.iter().map(|(g, _)| g.clone()).collect();
+    let changed = |e: &Error, what: &str| {
+        assert_eq!(e.code, ErrorCode::Changed, "{what}: {e}");
+        assert!(e.message.contains("mem://v/"), "{what}: {e}");
+    };
+    let origin = |g: &[u64]| g.iter().zip(&case.chunk).map(|(i, n)| i * n).collect::<Vec<u64>>();
+    let one = |g: &[u64]| match block_on(read_chunk(a, c, g)) {
+        Ok(ch) => versions_of(case, &shape, &ch.bytes, &ch.shape, &ch.stride, &origin(g)),
+        Err(e) => {
+            changed(&e, &format!("{what}: chunk {g:?}"));
+            Vec::from(["changed".to_string()])
+        }
+    };
+    let record = |vs: Vec<String>, w: &str, tally: &mut Tally| {
+        if vs == ["changed"] {
+            tally.changed += 1;
+        } else {
+            assert!(!vs.is_empty(), "{w}: values of no version");
+            // (A version with the old values counts as new: nothing to tell them apart by.)
+            if vs.iter().all(|v| v == "a") {
+                tally.old += 1
+            } else {
+                tally.new += 1
+            }
+        }
+    };
+    for g in [grid[0].clone(), grid[grid.len() - 1].clone()] {
+        let vs = one(&g);
+        record(vs, &format!("{what}: chunk {g:?}"), tally);
+    }
+    let plan = a.plan(Want::Chunks(&grid)).unwrap();
+    let mut got: Vec<Option<Result<Got, Error>>> = (0..grid.len()).map(|_| None).collect();
+    let whole = block_on(a.read(c, &plan, true, |i, r| {
+        got[i] = Some(r);
+        Ok(())
+    }));
+    // (The read as a whole may fail: the metadata found changed before any chunk.)
+    if let Err(e) = whole {
+        got.iter_mut().for_each(|g| *g = Some(Err(e.clone())));
+    }
+    for (i, r) in got.into_iter().enumerate() {
+        let g = &grid[i];
+        let w = format!("{what}: batch chunk {g:?}");
+        match r.expect("every chunk reported") {
+            Ok(Got::Decoded(d)) => {
+                let ch = a.chunk_of(g, d);
+                let vs = versions_of(case, &shape, &ch.bytes, &ch.shape, &ch.stride, &origin(g));
+                record(vs, &w, tally);
+            }
+            Ok(_) => {
+                let ch = a.fill_chunk(g).unwrap();
+                record(versions_of(case, &shape, &ch.bytes, &ch.shape, &ch.stride, &origin(g)), &w, tally);
+            }
+            Err(e) => {
+                changed(&e, &w);
+                tally.changed += 1;
+            }
+        }
+    }
+    let sel: Vec<Sel> = a.metadata().shape.iter().map(|_| Sel::All).collect();
+    match block_on(read_region(a, c, &sel)) {
+        Ok(r) => {
+            // Per object: every chunk of it of one version.
+            let stride = shardfetch::core::nd::c_strides(&r.shape);
+            let mut by_object: BTreeMap<&str, Vec<Vec<String>>> = BTreeMap::new();
+            for (g, object) in layout {
+                let o = origin(g);
+                let box_shape: Vec<u64> = o.iter().zip(&case.chunk).zip(&r.shape).map(|((o, n), s)| (*n).min(s - o)).collect();
+                let at: u64 = o.iter().zip(&stride).map(|(o, s)| o * s).sum();
+                let bytes = &r.bytes[2 * at as usize..];
+                by_object.entry(object).or_default().push(versions_of(case, &shape, bytes, &box_shape, &stride, &o));
+            }
+            for (object, chunks) in by_object {
+                let common = chunks.iter().skip(1).fold(chunks[0].clone(), |acc, vs| acc.into_iter().filter(|v| vs.contains(v)).collect());
+                assert!(!common.is_empty(), "{what}: the region's chunks of {object} are of no one version: {chunks:?}");
+                record(common, &format!("{what}: region, {object}"), tally);
+            }
+        }
+        Err(e) => {
+            changed(&e, &format!("{what}: region"));
+            tally.changed += 1;
+        }
+    }
+    let vs = one(&grid[0]);
+    record(vs, &format!("{what}: chunk {:?} again", grid[0]), tally);
+}
+
+fn open_case(case: &VCase, c: &ObjectServer, config: Config) -> Result<Array, Error> {
+    match block_on(open(c, &case.url(), case.options(config)))? {
+        Opened::Array(a) => Ok(*a),
+        Opened::Group(_) => panic!("{}: a group", case.name),
+    }
+}
+
+/// Every case, switched from version `a` to each other version before each request of the
+/// reads above, with both validators and with `Last-Modified` only (what a page sees of a
+/// server that does not expose `ETag`): 0 results of no version, or of two versions of one
+/// object. Then, with warm caches, a switch between two reads: the read after it gives the new
+/// version (or `Changed`: always so when the metadata changed), the one after that the new
+/// version.
+#[test]
+fn every_kind_switched_at_every_request() {
+    let cases = fixtures::cases();
+    assert!(cases.len() >= 9);
+    let mut summary = Vec::new();
+    for case in &cases {
+        for shown in [Validators::Both, Validators::Modified] {
+            let quiet = case_server(case, "a", usize::MAX, shown);
+            let a = open_case(case, &quiet, Config::default()).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+            let mut tally = Tally::default();
+            case_reads(case, &a, &quiet, &mut tally, &case.name);
+            assert_eq!((tally.old + tally.new > 0, tally.changed), (true, 0), "{}: without a switch", case.name);
+            let total = quiet.requests();
+            for to in case.versions.keys().filter(|v| *v != "a") {
+                let mut tally = Tally::default();
+                // Whether any read asked the server anything after a switch (a small file read
+                // whole at open is never asked again).
+                let mut asked = false;
+                for at in 1..=total {
+                    let c = case_server(case, to, at, shown);
+                    let what = format!("{} a→{to} at request {at} ({shown:?})", case.name);
+                    let a = match open_case(case, &c, Config::default()) {
+                        Ok(a) => a,
+                        Err(e) if e.code == ErrorCode::Changed => continue,
+                        Err(e) => panic!("{what}: open: {e}"),
+                    };
+                    let before = c.requests();
+                    case_reads(case, &a, &c, &mut tally, &what);
+                    asked |= c.requests() > before.max(at + 1);
+                }
+                summary.push(format!("{} a→{to} {shown:?}: {tally:?}, asked after a switch: {asked}", case.name));
+                if !case.versions[to].metadata_changed && !case.pinned && asked {
+                    assert!(tally.new > 0, "{} a→{to}: the new version was never read", case.name);
+                }
+                if case.pinned {
+                    assert_eq!((tally.new, tally.changed), (0, 0), "{} a→{to}: a snapshot read at open is the one read", case.name);
+                }
+            }
+        }
+        // A warm array, then the switch, then two reads: with `recheck` of 1 s, two seconds
+        // later (what was read is confirmed before use), and with the default (nothing asked
+        // again while nothing shows a change: a read served without a request may be the old
+        // version's).
+        for to in case.versions.keys().filter(|v| *v != "a") {
+            for recheck in [Recheck::After(1000.0), Recheck::Open] {
+                warm_switch(case, to, recheck);
+            }
+        }
+    }
+    eprintln!("{}", summary.join("\n"));
+}
+
+/// The whole array read, then `case` switched to version `to`, then read twice more.
+fn warm_switch(case: &VCase, to: &str, recheck: Recheck) {
+    let what = format!("{} warm a→{to} ({recheck:?})", case.name);
+    let c = case_server(case, to, usize::MAX, Validators::Both);
+    let config = Config { recheck, ..Config::default() };
+    let a = open_case(case, &c, config.clone()).unwrap();
+    let sel: Vec<Sel> = a.metadata().shape.iter().map(|_| Sel::All).collect();
+    block_on(read_region(&a, &c, &sel)).unwrap();
+    switch(&c, &case.files(to), &case.removed("a", to));
+    c.clock.set(c.clock.get() + 2000.0);
+    let whole = |r: &shardfetch::core::read::Chunk| {
+        let zero = vec![0u64; r.shape.len()];
+        versions_of(case, &r.shape, &r.bytes, &r.shape, &shardfetch::core::nd::c_strides(&r.shape), &zero)
+    };
+    let fresh = matches!(recheck, Recheck::After(_));
+    for k in 0..2 {
+        let before = c.requests();
+        let got = block_on(read_region(&a, &c, &sel));
+        let asked = c.requests() > before;
+        match got {
+            Ok(r) => {
+                let vs = whole(&r);
+                let new = !case.versions[to].metadata_changed && vs.iter().any(|v| v == to);
+                // The old version only from what was kept, without a word with the server (or
+                // from the snapshot an Icechunk branch was resolved to at open).
+                let old = vs.iter().any(|v| v == "a") && (!asked || case.pinned) && !fresh;
+                assert!(new || old, "{what}: read {k} gave {vs:?} (asked the server: {asked})");
+            }
+            Err(e) if e.code == ErrorCode::Changed && (k == 0 || case.versions[to].metadata_changed) => {}
+            Err(e) => panic!("{what}: read {k}: {e}"),
+        }
+    }
+    if case.versions[to].metadata_changed && fresh {
+        // Seen within the time, and a new open reads the new version.
+        assert_eq!(block_on(read_region(&a, &c, &sel)).map(|_| ()).unwrap_err().code, ErrorCode::Changed, "{what}");
+        let b = open_case(case, &c, config).unwrap();
+        assert_eq!(b.metadata().shape, case.versions[to].shape, "{what}");
+        let sel: Vec<Sel> = b.metadata().shape.iter().map(|_| Sel::All).collect();
+        let r = block_on(read_region(&b, &c, &sel)).unwrap();
+        assert_eq!(whole(&r), [to.to_string()], "{what}: a new open");
+    }
+}

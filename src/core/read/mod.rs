@@ -461,6 +461,11 @@ impl Array {
     ) -> Result<()> {
         let mut todo = members.clone();
         for attempt in 0..2 {
+            if attempt > 0 {
+                // What says where its bytes are, if it is to be confirmed (a reference file
+                // older than a target): before the read, not during it.
+                self.store.revalidate(c, &url).await;
+            }
             let since = self.store.generation();
             let deferred: RefCell<Vec<usize>> = RefCell::new(Vec::new());
             let last: RefCell<Option<Error>> = RefCell::new(None);

@@ -340,6 +340,9 @@ impl Objects for Below<'_> {
     fn stamp(&self, url: &str) -> u64 {
         self.store.stamp_at(self.depth, url)
     }
+    fn described_by(&self, target: &str, by: &str) {
+        self.store.versions().described_by(target, by)
+    }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         self.store.read_at(c, self.depth, url, range).await
     }
@@ -368,6 +371,9 @@ impl Objects for Store {
     }
     fn stamp(&self, url: &str) -> u64 {
         self.stamp_at(self.depth(), url)
+    }
+    fn described_by(&self, target: &str, by: &str) {
+        self.versions().described_by(target, by)
     }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read(self, c, url, range).await

@@ -355,6 +355,9 @@ impl Objects for Transport {
     fn stamp(&self, url: &str) -> u64 {
         Transport::stamp(self, url, false)
     }
+    fn described_by(&self, target: &str, by: &str) {
+        self.versions.described_by(target, by)
+    }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Transport::read(self, c, url, range).await
     }

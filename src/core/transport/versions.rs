@@ -145,6 +145,9 @@ impl Seen {
 
 #[derive(Default)]
 struct Object {
+    /// To be confirmed before it is used again, whatever `recheck` says (what it describes
+    /// looked newer than it).
+    suspect: bool,
     now: Option<Seen>,
     /// Versions it had before (a late answer of one is stale, not a change back).
     old: Vec<Version>,
@@ -156,6 +159,9 @@ struct Object {
 /// The versions of the objects a tree of nodes reads.
 pub struct Versions {
     objects: RefCell<BTreeMap<String, Object>>,
+    /// Objects whose bytes another object says where to find (a reference file's targets),
+    /// with that object.
+    described: RefCell<BTreeMap<String, String>>,
     generation: Cell<u64>,
     pub recheck: Recheck,
     pub conditional: Conditional,
@@ -166,7 +172,7 @@ const OLD: usize = 4;
 
 impl Versions {
     pub fn new(recheck: Recheck, conditional: Conditional) -> Self {
-        Versions { objects: RefCell::default(), generation: Cell::new(0), recheck, conditional }
+        Versions { objects: RefCell::default(), described: RefCell::default(), generation: Cell::new(0), recheck, conditional }
     }
 
     /// The epoch of the object at `url`: it moves on when the object changes.
@@ -190,8 +196,44 @@ impl Versions {
     /// Whether what is known of `url` was last confirmed longer ago than `recheck` allows (at
     /// `now`, the client's clock; without one, never).
     pub fn stale(&self, url: &str, now: Option<f64>) -> bool {
+        let objects = self.objects.borrow();
+        let Some(o) = objects.get(url) else { return false };
+        if o.suspect {
+            return true;
+        }
         let (Recheck::After(ms), Some(now)) = (self.recheck, now) else { return false };
-        self.objects.borrow().get(url).is_some_and(|o| o.checked.is_none_or(|t| now - t > ms))
+        o.checked.is_none_or(|t| now - t > ms)
+    }
+
+    /// Where the bytes of the object at `target` are is what the object at `by` says (a
+    /// reference file's ranges of its targets). A target first read in a version newer than
+    /// that object (its `Last-Modified` later) is then a sign the two were rewritten: the
+    /// read fails with `Changed` and `by` is confirmed before it is used again.
+    pub fn described_by(&self, target: &str, by: &str) {
+        if self.recheck == Recheck::Never || self.described.borrow().contains_key(target) {
+            return;
+        }
+        self.described.borrow_mut().insert(String::from(target), String::from(by));
+    }
+
+    /// Whether `target`'s first version looks newer than what describes it; if so, that is
+    /// marked to be confirmed before use.
+    fn newer_than_its_description(&self, objects: &mut BTreeMap<String, Object>, target: &str, seen: &Seen) -> Option<String> {
+        let by = self.described.borrow().get(target)?.clone();
+        let mine = match seen {
+            Seen::Version(v) => http_seconds(v.modified.as_deref()?)?,
+            Seen::Missing => return None,
+        };
+        let o = objects.get_mut(&by)?;
+        let theirs = match &o.now {
+            Some(Seen::Version(v)) => http_seconds(v.modified.as_deref()?)?,
+            _ => return None,
+        };
+        if mine <= theirs {
+            return None;
+        }
+        o.suspect = true;
+        Some(by)
     }
 
     /// An answer for `url` showed `seen` (at `now`): the first is recorded; one of the version
@@ -208,14 +250,23 @@ impl Versions {
             }
         }
         let mut objects = self.objects.borrow_mut();
+        if objects.get(url).is_none_or(|o| o.now.is_none()) {
+            let stale = self.newer_than_its_description(&mut objects, url, &seen);
+            let o = objects.entry(String::from(url)).or_default();
+            o.now = Some(seen);
+            o.checked = now;
+            return match stale {
+                None => Ok(()),
+                Some(by) => Err(Error::new(
+                    ErrorCode::Changed,
+                    format!("{url}: newer than {by}, which says where its bytes are: {by} is read again"),
+                )),
+            };
+        }
         let o = objects.entry(String::from(url)).or_default();
         let was = match (&mut o.now, &seen) {
-            (None, _) => {
-                o.now = Some(seen);
-                o.checked = now;
-                return Ok(());
-            }
-            (Some(Seen::Missing), Seen::Missing) => None,
+            // (Handled above.)
+            (None, _) | (Some(Seen::Missing), Seen::Missing) => None,
             (Some(Seen::Version(a)), Seen::Version(b)) if !a.differs(b) => {
                 a.merge(b);
                 None
@@ -224,6 +275,7 @@ impl Versions {
         };
         let Some(was) = was else {
             o.checked = now.or(o.checked);
+            o.suspect = false;
             return Ok(());
         };
         if let Seen::Version(b) = &seen {
@@ -241,9 +293,14 @@ impl Versions {
         let why = format!("{url}: changed while open ({} → {})", was.shown(), seen.shown());
         o.now = Some(seen);
         o.checked = now;
+        o.suspect = false;
         let g = self.generation.get() + 1;
         self.generation.set(g);
         o.epoch = g;
+        // What says where its bytes are was likely rewritten with it: confirmed before use.
+        if let Some(by) = self.described.borrow().get(url) {
+            objects.entry(by.clone()).or_default().suspect = true;
+        }
         Err(Error::new(ErrorCode::Changed, why))
     }
 
@@ -265,6 +322,26 @@ impl Versions {
         o.epoch = g;
         Error::new(ErrorCode::Changed, format!("{url}: changed while open ({why})"))
     }
+}
+
+/// Seconds since 1970 of an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110's
+/// IMF-fixdate; the obsolete forms are not read).
+fn http_seconds(d: &str) -> Option<i64> {
+    let mut p = d.split_whitespace().skip(1);
+    let day: i64 = p.next()?.parse().ok()?;
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].iter().position(|m| Some(*m) == p.clone().next())? as i64 + 1;
+    p.next();
+    let year: i64 = p.next()?.parse().ok()?;
+    let mut t = p.next()?.split(':').map(|x| x.parse::<i64>().ok());
+    let (h, m, s) = (t.next()??, t.next()??, t.next()??);
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + m * 60 + s)
 }
 
 #[cfg(test)]
@@ -315,6 +392,33 @@ mod tests {
         never.observe("u", seen("\"1\""), None).unwrap();
         never.observe("u", seen("\"2\""), None).unwrap();
         assert_eq!(never.generation(), 0);
+    }
+
+    #[test]
+    fn http_dates() {
+        assert_eq!(http_seconds("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777));
+        assert_eq!(http_seconds("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(http_seconds("Sun, 06 Dec 2026 05:31:09 GMT"), Some(1_796_535_069));
+        assert_eq!(http_seconds("yesterday"), None);
+    }
+
+    #[test]
+    fn a_target_newer_than_its_references_is_a_change_of_them() {
+        let s = Versions::new(Recheck::Open, Conditional::None);
+        let at = |t: &str| Seen::Version(v(None, Some(t), None));
+        s.observe("refs", at("Mon, 01 Jan 2024 00:00:10 GMT"), None).unwrap();
+        s.described_by("old", "refs");
+        s.described_by("new", "refs");
+        s.observe("old", at("Mon, 01 Jan 2024 00:00:09 GMT"), None).unwrap();
+        assert!(!s.stale("refs", None));
+        let e = s.observe("new", at("Mon, 01 Jan 2024 00:00:11 GMT"), None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Changed);
+        assert!(e.message.contains("new: newer than refs"), "{}", e.message);
+        assert!(s.stale("refs", None), "confirmed before its next use");
+        // Confirmed unchanged: no longer suspect, and the target's version is known.
+        s.observe("refs", at("Mon, 01 Jan 2024 00:00:10 GMT"), None).unwrap();
+        assert!(!s.stale("refs", None));
+        s.observe("new", at("Mon, 01 Jan 2024 00:00:11 GMT"), None).unwrap();
     }
 
     #[test]

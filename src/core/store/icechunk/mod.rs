@@ -460,9 +460,11 @@ mod tests {
         assert_eq!(Version::parse("branch.main").unwrap(), Version::Branch("main".into()));
         assert_eq!(Version::parse("tag.v1").unwrap(), Version::Tag("v1".into()));
         assert_eq!(Version::parse("1cechnkrep0f1rstcmt0").unwrap(), Version::Snapshot("1CECHNKREP0F1RSTCMT0".into()));
-        assert!(Version::parse("branch.../x").is_err());
-        assert!(Version::parse("../../etc").is_err());
-        assert!(Version::Tag("a/b".into()).checked().is_err());
+        for (bad, what) in [(Version::parse("branch.../x"), "branch.../x"), (Version::parse("../../etc"), "../../etc"), (Version::Tag("a/b".into()).checked(), "a/b")] {
+            let e = bad.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidSelection, "{what}: {e}");
+            assert!(e.message.contains(what), "{what}: {e}");
+        }
     }
 
     #[test]

@@ -207,6 +207,7 @@ impl References {
             }
             at => {
                 let url = text(&index.pool, at.into(), r.url_len.into()).to_string();
+                store.described_by(&url, &self.url);
                 match r.len {
                     WHOLE => Place::Whole(url),
                     len => Place::Range { url, offset: r.offset, len },
