@@ -791,3 +791,27 @@ fn warm_switch(case: &VCase, to: &str, recheck: Recheck) {
         assert_eq!(whole(&r), [to.to_string()], "{what}: a new open");
     }
 }
+
+/// A reference file's target uploaded after it (a bucket copied in any order): its first read
+/// looks newer than the file saying where its bytes are; that file is confirmed (one `HEAD`) and
+/// the read goes on — values as written, no error.
+#[test]
+fn a_target_newer_than_its_references_costs_one_head_not_an_error() {
+    let refs = r#"{"version":1,"refs":{".zgroup":"{\"zarr_format\":2}",
+        "x/.zarray":"{\"zarr_format\":2,\"shape\":[4],\"chunks\":[2],\"dtype\":\"|u1\",\"compressor\":null,\"fill_value\":0,\"order\":\"C\",\"filters\":null}",
+        "x/0":["t.bin",0,2],"x/1":["t.bin",2,2]}}"#;
+    let s = ObjectServer::new();
+    s.put("mem://h/refs.json", refs.as_bytes().to_vec());
+    s.put("mem://h/t.bin", vec![1u8, 2, 3, 4]);
+    let a = match block_on(open(&s, "mem://h/refs.json", OpenOptions { path: "x".into(), ..Default::default() })).unwrap() {
+        Opened::Array(a) => *a,
+        _ => panic!("a group"),
+    };
+    let before = s.requests();
+    assert_eq!(block_on(read_chunk(&a, &s, &[1])).unwrap().bytes, [3, 4]);
+    let log: Vec<String> = s.log()[before..].iter().map(|l| format!("{:?} {} {}", l.method, l.url, l.range.as_deref().unwrap_or("-"))).collect();
+    assert_eq!(log, ["Get mem://h/t.bin bytes=2-3", "Head mem://h/refs.json -", "Get mem://h/t.bin bytes=2-3"]);
+    let before = s.requests();
+    assert_eq!(block_on(read_chunk(&a, &s, &[0])).unwrap().bytes, [1, 2]);
+    assert_eq!(s.requests(), before + 1, "once per target");
+}

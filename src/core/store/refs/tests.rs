@@ -311,8 +311,9 @@ fn detection_reads_the_document_once() {
 
 /// A store with `text` mounted at [`FILE`], and targets beside it.
 fn mounted(text: &str, targets: &[(&str, &[u8])]) -> (Store, ObjectServer) {
-    let mut files = vec![(FILE, text.as_bytes())];
-    files.extend_from_slice(targets);
+    // The targets written first, then the file referring to them (as kerchunk is run).
+    let mut files = targets.to_vec();
+    files.push((FILE, text.as_bytes()));
     let refs = References::new(FILE, &Mounting::default()).unwrap().unwrap();
     let stack = Stack { layers: vec![Layer::References(Rc::new(refs))], ..Stack::default() };
     (Store::over(Transport::new(Config::default()), stack), server(&files))
