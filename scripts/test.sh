@@ -6,8 +6,8 @@
 # On 2 cores the time goes to compiles: native tests once (the default features: C zstd, the
 # decoders linked in), the pure-Rust zstd path once more but only the tests that read zstd
 # (its unit tests and the fixture suite), one release build of the module and its decoder
-# modules, and the wasm tests' own build (every test target for wasm32, as `wasm-pack test`
-# builds them; the native-only ones compile to nothing there). The native tests' compile starts
+# modules, and the wasm tests' own build (every test target and example for wasm32, as
+# `wasm-pack test` builds them; the native-only test files compile to nothing there). The native tests' compile starts
 # first, beside the tools' installs (which mostly wait on downloads); the other two start when
 # the tools are there, in the background; the wasm tests then run in Chromium (`wasm-pack test
 # --headless --chrome`, as the README gives it) beside the native test runs, and the Node test
@@ -177,8 +177,8 @@ done
 # over HTTP too). Its time limit in the browser comes from .cargo/config.toml, as for anyone
 # running the command. `--mode no-install`: the tools are ensure-tools.sh's (wasm-bindgen and its
 # test runner on PATH, /usr/bin/chromedriver), and wasm-pack fails rather than download one.
-# In a target directory of its own, built in the background first by the very `cargo build` that
-# wasm-pack starts with (`cargo build --tests` for wasm32), which then finds it done.
+# In a target directory of its own, built in the background first: what wasm-pack then builds
+# (`cargo build --tests` for wasm32, then `cargo test`, which builds the examples too) is done.
 WASM_TESTS_TARGET=target/wasm-tests
 wasm_env() { # cmd... (with the fixture server's URL and the wasm tests' target directory)
   SHARDFETCH_FIXTURES_URL="$URL/fixtures" CARGO_TARGET_DIR=$WASM_TESTS_TARGET "$@"
@@ -189,7 +189,7 @@ BUILD_PID=$!
 if [ -n "$URL" ]; then
   rm -f "$LOGS/wasm-build.rc"
   (
-    wasm_env limited "$LIMIT_WASM_BUILD" cargo build --tests --target wasm32-unknown-unknown > "$LOGS/wasm-build.log" 2>&1
+    wasm_env limited "$LIMIT_WASM_BUILD" cargo build --tests --examples --target wasm32-unknown-unknown > "$LOGS/wasm-build.log" 2>&1
     echo "rc $?" > "$LOGS/wasm-build.rc"
   ) &
   WASM_BUILD_PID=$!
