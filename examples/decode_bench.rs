@@ -47,6 +47,7 @@ impl HttpClient for Files {
             content_range: partial.then(|| format!("bytes {}-{}/{n}", a, b - 1)),
             content_length: Some(b - a),
             body: if req.method == Method::Head { Vec::new() } else { body[a as usize..b as usize].to_vec() },
+            ..Default::default()
         })
     }
 }

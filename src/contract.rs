@@ -56,6 +56,10 @@ export interface WasmOptions extends WasmStoreOptions {
   maxDecodedBytes?: number;
   maxMetadataBytes?: number;
   retry?: WasmRetry | false;
+  /** How long what was read is trusted before it is checked again: `"open"` (default), milliseconds, or `"never"`. */
+  recheck?: "open" | "never" | number;
+  /** Whether ranged reads ask the server to refuse a changed object: `"if-match"`, `"if-range"`, or `false` (default). */
+  conditional?: "if-match" | "if-range" | false;
   /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff). */
   decoders?: WasmDecoders;
   /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
@@ -176,7 +180,8 @@ export type WasmValue = string | Uint8Array | unknown;
 export type WasmChunkItem = WasmChunk | { encoded: Uint8Array } | { error: unknown };
 
 /** A piece of a region read for a worker: its stored bytes and the box `[lo, hi)` to cut, or an error. */
-export type WasmRegionItem = { encoded: Uint8Array; coords: number[]; lo: number[]; hi: number[] } | { error: unknown };
+/** A chunk's stored bytes and box; or (`pasted`) its box written here, which replaces any earlier hand-out of it (a read resolving a change); or an error. */
+export type WasmRegionItem = { encoded: Uint8Array; coords: number[]; lo: number[]; hi: number[] } | { pasted: true } | { error: unknown };
 
 /** Counters of an array's network use and decoding (shared by the scales of one volume). */
 export interface WasmStats {
@@ -198,6 +203,10 @@ export interface WasmStats {
   rangeIgnored: boolean;
   /** Requests sent again after a transient failure (a 5xx, 408, 429, a reset or stall, a body cut short). */
   retries: number;
+  /** Changes of an object seen while the array was open (each resolved again, or `Changed`). */
+  changes: number;
+  /** Objects asked again whether they changed (`recheck` after a time). */
+  revalidations: number;
   /** Milliseconds spent decoding (on this thread; the wrapper adds its workers' time). */
   decodeMs: number;
 }

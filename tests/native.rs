@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 mod common;
 
-use common::{all_cases, check_case, check_group, fixture_files, Case, Patch};
+use common::{all_cases, check_case, check_group, fixture_files, writers_case, writers_chunk, Case, Patch};
 use futures_executor::block_on;
 use shardfetch::core::metadata::Scalar;
 use shardfetch::core::open::{open, OpenOptions, Opened};
@@ -156,21 +156,21 @@ fn concurrent_reads_of_the_same_bytes_share_one_request() {
     let c = fixtures(Serve::Honest);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     block_on(read_chunk(&a, &c, &[0, 0])).unwrap(); // the index
-    let fresh = || open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let b = fresh();
+    let b = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     block_on(read_chunk(&b, &c, &[0, 0])).unwrap();
     c.reset();
     c.yields.set(1);
+    let (case, expected) = writers_case("zp_shard_gzip_end");
     let (x, y) = block_on(futures_util::future::join(read_chunk(&a, &c, &[3, 3]), read_chunk(&a, &c, &[3, 3])));
-    assert_eq!(x.unwrap(), y.unwrap());
+    writers_chunk(&case, &a, &expected, &[3, 3], &x.unwrap()).unwrap();
+    writers_chunk(&case, &a, &expected, &[3, 3], &y.unwrap()).unwrap();
     assert_eq!(c.requests(), 1, "{:?}", c.log());
     // A whole-shard region under way, and a chunk of it asked meanwhile.
-    let want = block_on(read_chunk(&fresh(), &c, &[2, 1])).unwrap();
     c.reset();
     let all = [Sel::Range(0, 64), Sel::Range(0, 64)];
     let (r, one) = block_on(futures_util::future::join(read_region(&b, &c, &all), read_chunk(&b, &c, &[2, 1])));
-    r.unwrap();
-    assert_eq!(one.unwrap(), want);
+    common::writers_region(&case, &b, &expected, &all, &r.unwrap()).unwrap();
+    writers_chunk(&case, &b, &expected, &[2, 1], &one.unwrap()).unwrap();
     assert_eq!(c.requests(), 1, "{:?}", c.log());
 }
 
@@ -426,7 +426,10 @@ fn checksummed_filter_chunks_with_a_flipped_byte_are_errors() {
         assert!(e.message.contains(&format!("{}/{first}", k.path)), "{}: {e}", k.name);
         let chunk = k.chunk_shape.as_ref().unwrap();
         let last: Vec<u64> = k.shape.iter().zip(chunk).map(|(s, c)| s.div_ceil(*c) - 1).collect();
-        assert!(block_on(read_chunk(&a, &c, &last)).is_ok(), "{}: the last chunk after a corrupt first", k.name);
+        let got = block_on(read_chunk(&a, &c, &last))
+            .unwrap_or_else(|e| panic!("{}: the last chunk after a corrupt first: {e}", k.name));
+        let expected = std::fs::read(root().join(&k.expected)).unwrap();
+        writers_chunk(k, &a, &expected, &last, &got).unwrap();
     }
     // Checksums as the outermost codec and under each kind of compressor the fixtures have.
     let want = ["blosc", "lz4", "zlib", "zstd"];
@@ -662,13 +665,14 @@ fn a_chunk_inside_a_merged_gap_needs_no_request() {
     let c = fixtures(Serve::Honest);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     c.reset();
-    block_on(chunks(&a, &c, &[coords(first), coords(last)], |_, r| assert!(r.is_ok())));
+    let (case, expected) = writers_case("zp_shard_gzip_end");
+    let pair = [coords(first), coords(last)];
+    block_on(chunks(&a, &c, &pair, |i, r| writers_chunk(&case, &a, &expected, &pair[i], &r.unwrap()).unwrap()));
     assert_eq!(c.requests(), 2, "index + one merged read: {:?}", c.log());
     c.reset();
     let alone = block_on(read_chunk(&a, &c, &coords(middle))).unwrap();
     assert_eq!(c.requests(), 0, "the middle chunk was in the gap: {:?}", c.log());
-    let fresh = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    assert_eq!(alone, block_on(read_chunk(&fresh, &c, &coords(middle))).unwrap());
+    writers_chunk(&case, &a, &expected, &coords(middle), &alone).unwrap();
 }
 
 /// Chunks asked while a merged read that holds some of them is under way: those wait for it,
@@ -689,8 +693,10 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
     assert!(present.len() >= 4);
     let coords = |k: usize| vec![present[k].2 / 4, present[k].2 % 4];
     let c = fixtures(Serve::Honest);
-    let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let want: Vec<_> = (0..4).map(|k| block_on(read_chunk(&a, &c, &coords(k))).unwrap()).collect();
+    let (case, expected) = writers_case("zp_shard_gzip_end");
+    let writers = |a: &Array, k: usize, got: &Chunk| {
+        writers_chunk(&case, a, &expected, &coords(k), got).unwrap_or_else(|e| panic!("chunk {k}: {e}"))
+    };
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
     block_on(read_chunk(&a, &c, &coords(present.len() - 1))).unwrap(); // the index, and nothing kept below
     c.reset();
@@ -703,10 +709,9 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
         // Meanwhile chunks 1 and 3: 1 is inside that read, 3 is not.
         chunks(&a, &c, &[coords(1), coords(3)], |i, r| second[i] = Some(r.unwrap())),
     ));
-    assert_eq!(
-        [&first[0], &second[0], &first[1], &second[1]],
-        [&Some(want[0].clone()), &Some(want[1].clone()), &Some(want[2].clone()), &Some(want[3].clone())]
-    );
+    for (k, got) in [&first[0], &second[0], &first[1], &second[1]].into_iter().enumerate() {
+        writers(&a, k, got.as_ref().unwrap_or_else(|| panic!("chunk {k} not read")));
+    }
     let ranges = sent_ranges(&c);
     let sent: u64 = ranges.iter().map(|(a, b)| b - a + 1).sum();
     let (lo, hi) = (ranges.iter().map(|r| r.0).min().unwrap(), ranges.iter().map(|r| r.1).max().unwrap());
@@ -723,8 +728,9 @@ fn chunks_inside_a_read_under_way_are_not_read_again() {
         chunks(&a, &c, &[coords(1)], |_, r| one[0] = Some(r.unwrap())),
         chunks(&a, &c, &[coords(0), coords(2)], |i, r| two[i] = Some(r.unwrap())),
     ));
-    let got: Vec<_> = [1, 0, 2].iter().map(|&k| got[k].clone().unwrap()).collect();
-    assert_eq!(got, [want[0].clone(), want[1].clone(), want[2].clone()]);
+    for (k, got) in [&got[1], &got[0], &got[2]].into_iter().enumerate() {
+        writers(&a, k, got.as_ref().unwrap_or_else(|| panic!("chunk {k} not read")));
+    }
     let ranges = sent_ranges(&c);
     let sent: u64 = ranges.iter().map(|(a, b)| b - a + 1).sum();
     assert_eq!(sent, present[2].0 + present[2].1 - present[0].0, "bytes sent twice: {ranges:?}");

@@ -5,7 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 mod common;
 
-use common::{all_cases, check_case, fixture_files, Case, Patch};
+use common::{all_cases, check_case, fixture_files, writers_case, writers_chunk, writers_region, Case, Patch};
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;
@@ -206,13 +206,11 @@ fn fixtures_read_under_faults_from_a_server_that_ignores_range() {
 fn retries_are_counted_and_the_data_is_the_writers() {
     let (c, injected) = transient(0.3, 42);
     let a = open_array(&c, "zp/shard_gzip_end", Config::default()).unwrap();
-    let (clean, _) = transient(0.0, 1);
-    let b = open_array(&clean, "zp/shard_gzip_end", Config::default()).unwrap();
+    let (case, expected) = writers_case("zp_shard_gzip_end");
     for x in 0..4 {
         for y in 0..4 {
             let got = block_on(read_chunk(&a, &c, &[x, y])).unwrap();
-            let want = block_on(read_chunk(&b, &clean, &[x, y])).unwrap();
-            assert_eq!(got.bytes, want.bytes);
+            writers_chunk(&case, &a, &expected, &[x, y], &got).unwrap();
         }
     }
     assert!(a.stats().store.retries > 0);
@@ -322,9 +320,7 @@ fn a_wrong_range_is_asked_again_once_then_an_error() {
 #[test]
 fn checksum_mismatches_are_reported_not_retried_and_forgotten_when_healed() {
     let path = "zp/shard_gzip_end";
-    let (good, _) = transient(0.0, 1);
-    let a = open_array(&good, path, Config::default()).unwrap();
-    let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
+    let (case, expected) = writers_case("zp_shard_gzip_end");
     // A server sending one wrong byte in each shard's index (its last bytes).
     let (bad, faults) = transient(0.0, 1);
     let a = open_array(&bad, path, Config::default()).unwrap();
@@ -335,33 +331,45 @@ fn checksum_mismatches_are_reported_not_retried_and_forgotten_when_healed() {
     assert_eq!(a.stats().store.retries, 0);
     // Healed: the same array reads the writer's values (nothing wrong was kept).
     faults.corrupt.borrow_mut().clear();
-    let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
-    assert_eq!(got.bytes, want.bytes);
+    let all = [Sel::All, Sel::All];
+    let got = block_on(read_region(&a, &bad, &all)).unwrap();
+    writers_region(&case, &a, &expected, &all, &got).unwrap();
 }
 
 #[test]
 fn wrong_bytes_in_a_chunk_are_forgotten_when_healed() {
     let path = "zp/shard_gzip_end";
-    let (good, _) = transient(0.0, 1);
-    let a = open_array(&good, path, Config::default()).unwrap();
-    let want = block_on(read_region(&a, &good, &[Sel::All, Sel::All])).unwrap();
+    let (case, expected) = writers_case("zp_shard_gzip_end");
+    let all = [Sel::All, Sel::All];
     let (bad, faults) = transient(0.0, 1);
     bad.serve.set(Serve::IgnoreRange);
     let a = open_array(&bad, path, Config::default()).unwrap();
-    // Wrong bytes in one object, downloaded whole (the server ignores Range) and cached.
-    faults.corrupt.borrow_mut().extend((0..64).map(|i| ("/c/0/0".to_string(), 20 + i)));
-    let e = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).map(|r| r.bytes == want.bytes);
-    assert!(e.is_err(), "wrong bytes are an error, never data: {:?}", e.map(|_| "data"));
+    // Wrong bytes in one object, downloaded whole (the server ignores Range) and cached: the
+    // gzip magic of the first chunk stored in shard c/0/0 (its offset from the shard's index),
+    // so that the read fails in one way only — not a gzip stream.
+    let file = std::fs::read(root().join("data").join(path).join("c/0/0")).unwrap();
+    let index = &file[file.len() - (16 * 16 + 4)..];
+    let first = (0..16)
+        .map(|i| u64::from_le_bytes(index[i * 16..i * 16 + 8].try_into().unwrap()))
+        .filter(|&o| o != u64::MAX)
+        .min()
+        .unwrap() as usize;
+    assert_eq!(file[first..first + 2], [0x1f, 0x8b], "a gzip stream at {first}");
+    faults.corrupt.borrow_mut().extend((0..2).map(|i| ("/c/0/0".to_string(), first + i)));
+    let e = block_on(read_region(&a, &bad, &all)).map(|_| "data");
+    let e = e.expect_err("wrong bytes are an error, never data");
+    assert_eq!(e.code, ErrorCode::CorruptChunk, "{e}");
+    assert!(e.message.contains("not a gzip stream") && e.message.contains(&format!("{path}/c/0/0")), "{e}");
     faults.corrupt.borrow_mut().clear();
-    let got = block_on(read_region(&a, &bad, &[Sel::All, Sel::All])).unwrap();
-    assert!(got.bytes == want.bytes, "a whole object with wrong bytes is not served from the cache");
+    let got = block_on(read_region(&a, &bad, &all)).unwrap();
+    writers_region(&case, &a, &expected, &all, &got)
+        .unwrap_or_else(|e| panic!("a whole object with wrong bytes is not served from the cache: {e}"));
 }
 
 #[test]
 fn a_corrupt_index_entry_fails_its_chunk_only() {
     let path = "ts/shard_start_nocrc"; // 4×4 inner chunks per shard, the index first, no checksum
-    let (good, _) = transient(0.0, 1);
-    let a = open_array(&good, path, Config::default()).unwrap();
+    let (case, expected) = writers_case("ts_shard_start_nocrc");
     let (bad, faults) = transient(0.0, 1);
     // The first entry's offset, byte 5: 2^40 bytes further, far past the object's end.
     faults.corrupt.borrow_mut().push(("/c/0/0".into(), 5));
@@ -370,8 +378,8 @@ fn a_corrupt_index_entry_fails_its_chunk_only() {
     assert_eq!(e.code, ErrorCode::CorruptShard, "{e}");
     assert!(e.message.contains("c/0/0"), "{e}");
     for y in 1..4 {
-        let want = block_on(read_chunk(&a, &good, &[0, y])).unwrap();
-        assert!(block_on(read_chunk(&b, &bad, &[0, y])).unwrap().bytes == want.bytes, "chunk (0, {y})");
+        let got = block_on(read_chunk(&b, &bad, &[0, y])).unwrap();
+        writers_chunk(&case, &b, &expected, &[0, y], &got).unwrap_or_else(|e| panic!("chunk (0, {y}): {e}"));
     }
 }
 
@@ -667,21 +675,16 @@ fn a_content_range_that_disagrees_with_the_request_never_yields_data() {
             Err(e) => panic!("{how}: open: {e}"),
             _ => panic!("open"),
         };
-        let (honest, _) = transient(0.0, 1);
-        let h = match block_on(open(&honest, &format!("{BASE}/{path}"), OpenOptions::default())) {
-            Ok(Opened::Array(a)) => *a,
-            _ => panic!("open"),
-        };
+        let (case, expected) = writers_case("zp_shard_gzip_end");
         let mut errors = 0;
         for y in 0..4 {
             for x in 0..4 {
-                let want = block_on(read_chunk(&h, &honest, &[y, x])).unwrap();
                 let before = c.requests();
                 match block_on(read_chunk(&a, &c, &[y, x])) {
                     // Only chunks read without a request (absent: the fill value).
                     Ok(got) => {
                         assert_eq!(c.requests(), before, "{how}: ({y}, {x}) read from a disagreeing answer");
-                        assert!(got == want, "{how}: ({y}, {x})");
+                        writers_chunk(&case, &a, &expected, &[y, x], &got).unwrap_or_else(|e| panic!("{how}: {e}"));
                     }
                     Err(e) => {
                         assert!(matches!(e.code, ErrorCode::CorruptShard), "{how}: {e}");

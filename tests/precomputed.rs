@@ -101,15 +101,7 @@ fn every_case() -> Vec<Case> {
 }
 
 fn open(c: &ObjectServer, path: &str, which: ScaleRef) -> Result<Scale> {
-    let info = block_on(c.send(Request {
-        method: Method::Get,
-        url: &format!("{BASE}/data/{path}/info"),
-        range: None,
-        stall_ms: None,
-        limit: None,
-        asked: None,
-        deadline: None,
-    }))?;
+    let info = block_on(c.send(Request::new(Method::Get, &format!("{BASE}/data/{path}/info"), None)))?;
     if info.status != 200 {
         return Err(Error::new(ErrorCode::NotFound, format!("{path}/info: HTTP {}", info.status)));
     }

@@ -29,6 +29,17 @@
 //                      client can see but not trust: malformed (`bytes a-b`, no total)
 //   other-content-range  the same body, its Content-Range naming the bytes it holds (one on)
 //   long-content-range   the bytes asked for plus one more, the Content-Range naming those asked
+//   hide-etag          ETag sent but not exposed to cross-origin pages (a browser hides it, as it
+//                      does on a bucket whose CORS rule lists no ExposeHeaders); Node sees it
+//   no-validators      neither ETag nor Last-Modified
+//
+// Every answer for a file carries its version as S3 and GCS give it: `ETag` (the MD5 of its
+// content, quoted), `Last-Modified` (its mtime; under a versioned prefix, a date per version), and
+// honours `If-Match` / `If-Unmodified-Since` (412) and `If-Range` (the whole object when it does
+// not match). `versions: { "/prefix": [dirA, dirB, …] }` serves the files under a prefix from one
+// of several folders — the same URLs, other versions — switched with `setVersion(prefix, i)` or,
+// at a chosen request, `switchAt(prefix, i, n)` (the n-th request from now under that prefix,
+// 0-based, is answered from version i: a file rewritten in place between two requests).
 //
 // A link can be simulated for every answer (`--latency-ms`, `--mbps`, or `link` in startServer):
 // each answer (preflights too) waits one round trip before its headers, and all bodies share one
@@ -57,6 +68,8 @@ export const MODES = new Set([
   "bad-content-range",
   "other-content-range",
   "long-content-range",
+  "hide-etag",
+  "no-validators",
 ]);
 const FAULTS = ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"];
 const isMode = (m) => MODES.has(m) || /^faults-\d+(\.\d+)?$/.test(m);
@@ -77,12 +90,12 @@ const CONTENT_TYPES = {
 
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "Content-Range, Content-Length, Accept-Ranges",
+  "Access-Control-Expose-Headers": "Content-Range, Content-Length, Accept-Ranges, ETag",
 };
 
 const PREFLIGHT_HEADERS = {
   ...CORS_HEADERS,
-  "Access-Control-Allow-Headers": "Range, Content-Type, *",
+  "Access-Control-Allow-Headers": "Range, Content-Type, If-Match, If-Range, If-Unmodified-Since, If-None-Match, *",
   "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
   "Access-Control-Max-Age": "600",
 };
@@ -201,8 +214,41 @@ export function freePort() {
   });
 }
 
-export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec } = {}) {
-  const roots = parseRoots(root);
+/** `"<md5>"` of a file's content, cached by path, size and mtime. */
+const etags = new Map();
+async function etagOf(file, st) {
+  const key = `${file}\0${st.size}\0${st.mtimeMs}`;
+  let tag = etags.get(key);
+  if (tag === undefined) {
+    const { createHash } = await import("node:crypto");
+    tag = `"${createHash("md5").update(await fsp.readFile(file)).digest("hex")}"`;
+    etags.set(key, tag);
+  }
+  return tag;
+}
+
+export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec, versions = {} } = {}) {
+  // Versioned prefixes: each a root whose folder is the current version's.
+  const versioned = Object.entries(versions).map(([prefix, dirs]) => {
+    const r = parseRoots({ [prefix]: dirs[0] })[0];
+    return { ...r, dirs: dirs.map((d) => path.resolve(d)), current: 0, pending: null };
+  });
+  const roots = [...versioned, ...parseRoots(root)].sort((a, b) => b.prefix.length - a.prefix.length);
+  const versionOf = (prefix) => {
+    const p = "/" + prefix.replace(/^\/+|\/+$/g, "") + "/";
+    const v = versioned.find((r) => r.prefix === p);
+    if (!v) throw new Error(`no versioned prefix ${prefix}`);
+    return v;
+  };
+  const setVersion = (prefix, i) => {
+    const v = versionOf(prefix);
+    v.current = i;
+    v.dir = v.dirs[i];
+    v.pending = null;
+  };
+  const switchAt = (prefix, i, n) => {
+    versionOf(prefix).pending = { version: i, left: n };
+  };
   const log = [];
   const link = makeLink(linkSpec);
   // Faults per request (path + range): [how many in all, had a wrong range]. In all, not in a
@@ -351,6 +397,13 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     const missing = () =>
       modes.has("forbid-missing") ? sendText(403, "forbidden\n") : sendText(404, "not found\n");
 
+    // A versioned prefix switches before the request it was told to switch at.
+    const under = versioned.find((r) => pathname.startsWith(r.prefix));
+    if (under?.pending) {
+      if (under.pending.left === 0) setVersion(under.prefix, under.pending.version);
+      else under.pending.left -= 1;
+    }
+    if (under) entry.version = under.current;
     let file = resolveFile(roots, pathname);
     if (file == null) {
       missing();
@@ -378,8 +431,26 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       "Cache-Control": "no-cache",
     };
     if (!ignoreRange) headers["Accept-Ranges"] = "bytes";
+    // The version, as S3 and GCS show it; and the conditions of RFC 9110.
+    const etag = await etagOf(file, st);
+    const modified = new Date(under ? Date.UTC(2026, 0, 1, 0, 0, under.current) : st.mtimeMs).toUTCString();
+    if (!modes.has("no-validators")) {
+      headers.ETag = etag;
+      headers["Last-Modified"] = modified;
+    }
+    if (modes.has("hide-etag")) headers["Access-Control-Expose-Headers"] = "Content-Range, Content-Length, Accept-Ranges";
+    const ifMatch = req.headers["if-match"];
+    const ifUnmodified = req.headers["if-unmodified-since"];
+    if ((ifMatch !== undefined && ifMatch !== etag) || (ifUnmodified !== undefined && ifUnmodified !== modified)) {
+      entry.condition = "failed";
+      sendText(412, "precondition failed\n", headers);
+      return;
+    }
+    const ifRange = req.headers["if-range"];
+    const rangeHeader = ifRange !== undefined && ifRange !== etag && ifRange !== modified ? undefined : req.headers.range;
+    if (ifRange !== undefined) entry.condition = rangeHeader === undefined ? "whole" : "range";
 
-    let range = ignoreRange ? null : parseRange(req.headers.range, size);
+    let range = ignoreRange ? null : parseRange(rangeHeader, size);
     if (range?.suffix && modes.has("no-suffix-400")) {
       sendText(400, "suffix ranges not supported\n");
       return;
@@ -482,7 +553,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       server.close(() => resolve());
       server.closeAllConnections?.();
     });
-  return { url, port: addr.port, close, log, roots, server };
+  return { url, port: addr.port, close, log, roots, server, setVersion, switchAt };
 }
 
 function parseArgs(argv) {

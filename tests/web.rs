@@ -52,7 +52,7 @@ fn api_base() -> (String, JsValue) {
     let answer = move |url: String, range: JsValue, head: bool| {
         let method = if head { Method::Head } else { Method::Get };
         let range = range.as_string();
-        let r = server.answer(&Request { method, url: &url, range, limit: None, asked: None, stall_ms: None, deadline: None });
+        let r = server.answer(&Request::new(method, &url, range));
         let length = r.content_length.map_or(JsValue::UNDEFINED, |n| JsValue::from(n as f64));
         let range = r.content_range.map_or(JsValue::UNDEFINED, JsValue::from);
         js_sys::Array::of4(&r.status.into(), &range, &length, &js_sys::Uint8Array::from(r.body.as_slice()))

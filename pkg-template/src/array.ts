@@ -80,7 +80,8 @@ export class ShardedArray {
     this.#generation = moduleGeneration();
     this.#state = handle.state();
     this.#options = options;
-    this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes) : null;
+    const maxAge = typeof options.recheck === "number" ? options.recheck : Infinity;
+    this.#chunkCache = options.chunkCacheBytes ? new ChunkCache(options.chunkCacheBytes, maxAge) : null;
     this.decoding = new Decoding(options.workers, meta);
     this.url = meta.url;
     this.format = meta.format;
@@ -157,12 +158,14 @@ export class ShardedArray {
     if (!Array.isArray(coords)) throw new ShardfetchError("InvalidSelection", "chunk coordinates must be an array");
     await initialize();
     checkSignal(signal);
-    this.handle();
+    const handle = this.handle();
     const cache = this.#chunkCache;
-    const cached = cache?.get(coords);
+    // (A chunk kept from another version of its object is not served: see ChunkCache.)
+    const stamp = cache ? handle.chunkStamp(Array.from(coords)) : 0;
+    const cached = cache?.get(coords, stamp);
     if (cached) return cached as ChunkResult<T>;
     const result = this.#batch.add(Array.from(coords), signal, options.priority ?? 0);
-    if (cache) void result.then((r) => cache.put(coords, r), () => undefined);
+    if (cache) void result.then((r) => cache.put(coords, r, stamp, this.handle().chunkStamp(Array.from(coords))), () => undefined);
     return raceAbort(result, signal) as Promise<ChunkResult<T>>;
   }
 
@@ -219,21 +222,29 @@ export class ShardedArray {
     }
   }
 
-  /** Fetch the region's chunks here; decode them here, or in the workers (which cut each chunk's box). */
+  /**
+   * Fetch the region's chunks here; decode them here, or in the workers (which cut each chunk's
+   * box). A chunk handed out again (its object changed during the read: every chunk of it is
+   * read again) is pasted from its last hand-out only, whichever decode ends last.
+   */
   async #readRegion(region: WasmRegion, pool: Pool | undefined, signal: AbortSignal | undefined, priority: number) {
     if (!pool) return region.read(true, signal ?? null, priority, () => undefined);
     const documents = this.documents();
     const decoding: Promise<void>[] = [];
+    const latest = new Map<number, number>();
     let failure: unknown;
     await region.read(false, signal ?? null, priority, (i, item) => {
       if ("error" in item) failure ??= item.error;
+      else if ("pasted" in item) latest.set(i, (latest.get(i) ?? 0) + 1);
       else if (failure === undefined) {
+        const turn = (latest.get(i) ?? 0) + 1;
+        latest.set(i, turn);
         const job = pool.run(this.decoding.key, documents, item.coords, item.encoded, item.lo, item.hi);
         decoding.push(
           job.then(
             (d) => {
               this.decoding.decoded(d);
-              region.paste(i, d.bytes);
+              if (latest.get(i) === turn) region.paste(i, d.bytes);
             },
             (e: unknown) => {
               throw this.failedElsewhere(item.coords, e);

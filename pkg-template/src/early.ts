@@ -30,6 +30,7 @@ export interface EarlyRequest {
 const NEUTRAL = new Set([
   "headers", "fetch", "signal", "path", "format", "resolveUrl", "scale", "cacheBytes", "treat403AsMissing",
   "mergeGap", "mergeMax", "workers", "maxInFlight", "maxDecodedBytes", "retry", "maxMetadataBytes", "chunkCacheBytes",
+  "recheck", "conditional",
 ]);
 
 /**
@@ -47,10 +48,11 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   // yet (an HDF5 file after Zarr arrays): then its first read and that module load together.
   if (isLoaded() && (first.reader === "" || hasDecoder(first.reader))) return undefined;
   // The same request the opener makes: GET, the caller's headers (and the Range it asks), no
-  // other, the caller's signal.
+  // other, the caller's signal, and its cache mode (a range never from the HTTP cache, a whole
+  // document only once the server confirmed it: README, "When files change").
   const headers: Record<string, string> = { ...options.headers };
   if (first.range !== "") headers.Range = first.range;
-  const init: RequestInit = { method: "GET", headers };
+  const init: RequestInit = { method: "GET", headers, cache: first.range !== "" ? "no-store" : "no-cache" };
   if (options.signal !== undefined) init.signal = options.signal;
   let response: Promise<Response>;
   try {

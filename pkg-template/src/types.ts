@@ -154,6 +154,25 @@ export interface OpenOptions extends WasmStoreOptions {
   /** The most bytes a metadata document (`zarr.json`, `.zarray`, `info`, …) may have (default 16 MiB). */
   maxMetadataBytes?: number;
   /**
+   * How long what was read (metadata, shard indexes, directories, kept bytes) is trusted before
+   * it is checked again (README, "When files change"). Every answer is checked against the
+   * version (`ETag`, else `Last-Modified`) of the first answer for its object, at no request of
+   * its own; a change is resolved by reading the new version, or is `Changed`. `"open"`
+   * (default): nothing is asked again while no answer shows a change. A number: what was last
+   * confirmed more than that many milliseconds ago is confirmed again before use (a `HEAD`;
+   * the array's metadata: a `GET`), so an appended array or a moved Icechunk branch is seen
+   * within that time. `"never"`: the objects are taken as immutable (answers not compared).
+   */
+  recheck?: "open" | "never" | number;
+  /**
+   * Ask the server to refuse a read of a changed object: `"if-match"` (`If-Match`, or
+   * `If-Unmodified-Since`: a 412) or `"if-range"` (`If-Range`: the new whole object instead of
+   * the range, kept for the read that resolves the change). Both cost a CORS preflight per
+   * object cross-origin (README, "When files change"). Default `false`: the change is seen in
+   * the answer's validators.
+   */
+  conditional?: "if-match" | "if-range" | false;
+  /**
    * Keep up to this many bytes of decoded chunks for `getChunk` (least recently used out);
    * default 0: none (a viewer usually keeps its own tiles). Results are copies: writing to one
    * does not change the cache.

@@ -120,7 +120,7 @@ async function warmStore(s: WarmStore, errors: string[]): Promise<number> {
         const region = node.region(s.region);
         try {
           await region.read(false, null, 0, (i, item) => {
-            if (!("error" in item)) region.paste(i, decoder.cut(item.coords, item.encoded, item.lo, item.hi));
+            if ("encoded" in item) region.paste(i, decoder.cut(item.coords, item.encoded, item.lo, item.hi));
           });
           region.finish();
         } finally {

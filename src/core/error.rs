@@ -56,6 +56,9 @@ error_codes! {
     /// A size above a limit (or above what memory can hold).
     TooLarge,
     Aborted,
+    /// An object changed under an open array in a way no read can resolve: its metadata, or
+    /// twice during one read (the message names the object and both versions).
+    Changed,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -177,7 +180,7 @@ mod tests {
 
     #[test]
     fn codes_and_their_typescript_union_agree() {
-        assert_eq!(ErrorCode::ALL.len(), 14);
+        assert_eq!(ErrorCode::ALL.len(), 15);
         for c in ErrorCode::ALL {
             assert!(ERROR_CODES_TS.contains(&alloc::format!("\"{}\"", c.as_str())), "{}", c.as_str());
         }

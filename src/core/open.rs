@@ -486,7 +486,7 @@ async fn open_draft<C: HttpClient>(c: &C, place: &Location, store: Rc<Store>) ->
 /// The array `docs` describe, keyed under `place`; errors name `meta_url`.
 fn array(place: &Location, docs: Documents, store: Rc<Store>, meta_url: &str) -> Result<Opened> {
     let a = Array::new(place.node(), place.query.clone(), docs, store).map_err(|e| e.at(meta_url))?;
-    Ok(Opened::Array(Box::new(a)))
+    Ok(Opened::Array(Box::new(a.with_meta_url(meta_url))))
 }
 
 #[cfg(test)]

@@ -113,6 +113,15 @@ impl WasmArray {
         self.inner.decoders().into_iter().map(JsValue::from).collect::<JsArray>().into()
     }
 
+    /// The stamp of the version of the object holding chunk `coords` (see
+    /// `core::transport::versions`): a decoded chunk kept under another stamp is of another
+    /// version.
+    #[wasm_bindgen(js_name = chunkStamp)]
+    pub fn chunk_stamp(&self, #[wasm_bindgen(unchecked_param_type = "number[]")] coords: JsValue) -> f64 {
+        let coords: alloc::vec::Vec<u64> = JsArray::from(&coords).iter().filter_map(|v| v.as_f64()).map(|v| v as u64).collect();
+        self.inner.chunk_stamp(&coords) as f64
+    }
+
     /// Counters of this array's network use and decoding.
     #[wasm_bindgen(unchecked_return_type = "WasmStats")]
     pub fn stats(&self) -> JsValue {
@@ -126,6 +135,8 @@ impl WasmArray {
         set(&o, "mergedRequests", s.store.merged_requests as f64);
         set(&o, "keptHits", s.store.held_hits as f64);
         set(&o, "retries", s.store.retries as f64);
+        set(&o, "changes", s.store.changes as f64);
+        set(&o, "revalidations", s.store.revalidations as f64);
         set(&o, "rangeIgnored", self.inner.range_ignored());
         set(&o, "decodeMs", s.decode_ms);
         o.into()
@@ -272,9 +283,16 @@ impl WasmRegion {
             a.read(&c, &plan, decode_here, |i, got| match got? {
                 Got::Decoded(d) => {
                     let coords = &plan.pieces[i].coords;
-                    let mut out = out.borrow_mut();
-                    let out = out.as_mut().ok_or_else(finished)?;
-                    out.put(i, &d).map_err(|e| e.at(&alloc::format!("{} chunk {}", a.url(), crate::core::error::List(coords))))
+                    let mut held = out.borrow_mut();
+                    let held = held.as_mut().ok_or_else(finished)?;
+                    held.put(i, &d).map_err(|e| e.at(&alloc::format!("{} chunk {}", a.url(), crate::core::error::List(coords))))?;
+                    if !decode_here {
+                        // (A worker's decode of an earlier hand-out must not paste over it.)
+                        let o = Object::new();
+                        set(&o, "pasted", true);
+                        report(&on_piece, i, o.into());
+                    }
+                    Ok(())
                 }
                 Got::Encoded(bytes) => {
                     let p = &plan.pieces[i];

@@ -8,6 +8,7 @@ use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
 use crate::core::read::{Chunk, Element};
 use crate::core::store::{registry, ResolveUrl};
+use crate::core::transport::{Conditional, Recheck};
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -149,6 +150,34 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     for name in registry::OPTIONS.iter().flat_map(|(_, names)| names.iter()) {
         if let Some(v) = get(options, name).and_then(|v| v.as_string()).filter(|v| !v.is_empty()) {
             o.store_settings.push((String::from(*name), v));
+        }
+    }
+    match get(options, "recheck") {
+        None => {}
+        Some(v) => {
+            o.config.recheck = match (v.as_string().as_deref(), v.as_f64()) {
+                (Some("open"), _) => Recheck::Open,
+                (Some("never"), _) => Recheck::Never,
+                (_, Some(ms)) if ms.is_finite() && ms >= 0.0 => Recheck::After(ms),
+                _ => {
+                    let why = format!("options.recheck must be \"open\", \"never\" or milliseconds, got {v:?}");
+                    return Err(Error::new(ErrorCode::InvalidSelection, why));
+                }
+            }
+        }
+    }
+    match get(options, "conditional") {
+        None => {}
+        Some(v) => {
+            o.config.conditional = match (v.as_bool(), v.as_string().as_deref()) {
+                (Some(false), _) | (_, Some("none")) => Conditional::None,
+                (_, Some("if-match")) => Conditional::IfMatch,
+                (_, Some("if-range")) => Conditional::IfRange,
+                _ => {
+                    let why = format!("options.conditional must be \"if-match\", \"if-range\" or false, got {v:?}");
+                    return Err(Error::new(ErrorCode::InvalidSelection, why));
+                }
+            }
         }
     }
     o.path = get(options, "path").and_then(|p| p.as_string()).unwrap_or_default();

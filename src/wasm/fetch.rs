@@ -3,7 +3,7 @@
 //! flight with priorities.
 use crate::core::transport::limit::{Limiter, Permit};
 use crate::core::transport::vecmap::VecMap;
-use crate::core::transport::{HttpClient, Method, Request, Response};
+use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::format;
@@ -378,6 +378,9 @@ impl Call<'_> {
         let content_range = h.get("content-range").ok().flatten();
         let content_length = h.get("content-length").ok().flatten().and_then(|v| v.trim().parse().ok());
         let retry_after = h.get("retry-after").ok().flatten();
+        // (Cross-origin, `ETag` only where the server exposes it; `Last-Modified` always.)
+        let etag = h.get("etag").ok().flatten();
+        let last_modified = h.get("last-modified").ok().flatten();
         let status = resp.status();
         // A partial answer carries what was asked for, no more (whatever a hostile or broken
         // server streams after it); a whole one, up to the limit.
@@ -399,7 +402,7 @@ impl Call<'_> {
             (Method::Get, None) => Vec::new(),
             (Method::Head, _) => Vec::new(),
         };
-        Ok(Response { status, content_range, content_length, retry_after, body })
+        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body })
     }
 
     /// The body as it arrives: each piece within the stall time, the whole within `max`. A
@@ -505,9 +508,24 @@ impl FetchClient {
         }
         if let Some(r) = &req.range {
             Reflect::set(&headers, &"Range".into(), &r.into()).ok();
-            // Chrome serialises concurrent range reads of one URL through its cache otherwise.
-            Reflect::set(&init, &"cache".into(), &"no-store".into()).ok();
         }
+        let (name, value) = match &req.condition {
+            Some(Condition::IfMatch(v)) => ("If-Match", v),
+            Some(Condition::IfUnmodifiedSince(v)) => ("If-Unmodified-Since", v),
+            Some(Condition::IfRange(v)) => ("If-Range", v),
+            None => ("", &String::new()),
+        };
+        if !name.is_empty() {
+            Reflect::set(&headers, &name.into(), &value.into()).ok();
+        }
+        // A range or HEAD never from the page's HTTP cache (an older version's range must not
+        // answer, and Chrome serialises concurrent range reads of one URL through its cache
+        // otherwise); a whole object from it only once the server confirmed it (304).
+        let cache = match req.cache {
+            CacheMode::NoStore => "no-store",
+            CacheMode::Revalidate => "no-cache",
+        };
+        Reflect::set(&init, &"cache".into(), &cache.into()).ok();
         let method = match req.method {
             Method::Get => "GET",
             Method::Head => "HEAD",

@@ -144,15 +144,7 @@ pub fn store_settings(o: &Value) -> Vec<(String, String)> {
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
     let r = c
-        .send(Request {
-            method: Method::Get,
-            url,
-            range: None,
-            limit: None,
-            asked: None,
-            stall_ms: None,
-            deadline: None,
-        })
+        .send(Request::new(Method::Get, url, None))
         .await
         .expect("fetch");
     assert_eq!(r.status, 200, "{url}");
@@ -399,7 +391,6 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
         return Err(format!("{n}: fill value {:?}, manifest says {}", a.metadata().fill_value.value, case.fill));
     }
     let ndim = case.shape.len();
-    let all: Vec<usize> = (0..ndim).collect();
     let mut chunks = 0;
     let mut result = Ok(());
     let count: Vec<u64> =
@@ -408,8 +399,7 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     for_each_index(&count, |g| coords_list.push(g.to_vec()));
     for g in coords_list {
         let chunk = read_chunk(&a, c, &g).await.map_err(|e| format!("{n}: chunk {g:?}: {e}"))?;
-        let origin: Vec<u64> = g.iter().zip(&starts).map(|(&g, s)| s[g as usize]).collect();
-        result = result.and(compare(case, a.dtype(), &expected, &chunk, &origin, &all, &format!("chunk {g:?}")));
+        result = result.and(writers_chunk(case, &a, &expected, &g, &chunk));
         chunks += 1;
     }
     result?;
@@ -430,19 +420,70 @@ pub async fn check_case<C: HttpClient>(c: &C, base: &str, case: &Case) -> Result
     }
     for sel in sels {
         let got = read_region(&a, c, &sel).await.map_err(|e| format!("{n}: region {sel:?}: {e}"))?;
-        let origin: Vec<u64> = sel
-            .iter()
-            .map(|s| match s {
-                Sel::All => 0,
-                Sel::Index(i) => *i,
-                Sel::Range(a, _) => *a,
-            })
-            .collect();
-        let dims: Vec<usize> =
-            sel.iter().enumerate().filter(|(_, s)| !matches!(s, Sel::Index(_))).map(|(i, _)| i).collect();
-        compare(case, a.dtype(), &expected, &got, &origin, &dims, &format!("region {sel:?}"))?;
+        writers_region(case, &a, &expected, &sel, &got)?;
     }
     Ok(())
+}
+
+/// The case named `name` in the manifests `manifests.json` lists, and its writer's values (the
+/// file its `expected` names), read from `tests/fixtures` on disk (native tests only). Tests
+/// compare what they read with these, never with another read of the library's.
+pub fn writers_case(name: &str) -> (Case, Vec<u8>) {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let read = |rel: &str| std::fs::read(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let case = manifest_names(&read("manifests.json"))
+        .iter()
+        .flat_map(|m| parse_manifest(&read(m)).0)
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no case {name} in the manifests"));
+    let expected = read(&case.expected);
+    (case, expected)
+}
+
+/// Chunk `coords` of `a` as read (`got`) against the writer's values of `case`: its shape (the
+/// writer's grid, clipped at the array's edge) and every element.
+pub fn writers_chunk(case: &Case, a: &Array, expected: &[u8], coords: &[u64], got: &Chunk) -> Result<(), String> {
+    let starts = case.starts();
+    let origin: Vec<u64> = coords.iter().zip(&starts).map(|(&g, s)| s[g as usize]).collect();
+    let shape: Vec<u64> = coords
+        .iter()
+        .zip(&starts)
+        .zip(&case.shape)
+        .map(|((&g, s), &n)| s.get(g as usize + 1).copied().unwrap_or(n).min(n) - s[g as usize])
+        .collect();
+    if got.shape != shape {
+        return Err(format!("{}: chunk {coords:?}: shape {:?}, the writer's {shape:?}", case.name, got.shape));
+    }
+    let all: Vec<usize> = (0..case.shape.len()).collect();
+    compare(case, a.dtype(), expected, got, &origin, &all, &format!("chunk {coords:?}"))
+}
+
+/// A region `sel` of `a` as read (`got`) against the writer's values of `case`: its shape and
+/// every element.
+pub fn writers_region(case: &Case, a: &Array, expected: &[u8], sel: &[Sel], got: &Chunk) -> Result<(), String> {
+    let origin: Vec<u64> = sel
+        .iter()
+        .map(|s| match s {
+            Sel::All => 0,
+            Sel::Index(i) => *i,
+            Sel::Range(a, _) => *a,
+        })
+        .collect();
+    let shape: Vec<u64> = sel
+        .iter()
+        .zip(&case.shape)
+        .filter_map(|(s, &n)| match s {
+            Sel::All => Some(n),
+            Sel::Index(_) => None,
+            Sel::Range(a, b) => Some(b - a),
+        })
+        .collect();
+    if got.shape != shape {
+        return Err(format!("{}: region {sel:?}: shape {:?}, expected {shape:?}", case.name, got.shape));
+    }
+    let dims: Vec<usize> =
+        sel.iter().enumerate().filter(|(_, s)| !matches!(s, Sel::Index(_))).map(|(i, _)| i).collect();
+    compare(case, a.dtype(), expected, got, &origin, &dims, &format!("region {sel:?}"))
 }
 
 /// Groups open as groups with their attributes; their children open.

@@ -259,12 +259,27 @@ test("hostile Parquet references: a record_size of 0, a record file cut in half 
   const dir = "/fixtures/containers/kerchunk/hostile";
   const zero = await expectCode(api.openArray(`${base}${dir}/refs_record_size_0.parq`, { path: "gzip_i16" }), "InvalidMetadata", "record_size 0");
   assert.ok(zero.message.includes(`${dir}/refs_record_size_0.parq/.zmetadata`), zero.message);
-  const cut = await api.openArray(`${base}${dir}/refs_truncated.parq`, { path: "gzip_i16", workers: false });
+  // The cut set beside the HDF5 file its references name (relative: `sample.h5`, absent from the
+  // fixtures' hostile/, where every target would be missing and read as the fill value).
+  const copy = path.join(tmpDir, "hostile");
+  fs.cpSync(path.join(dataDir, "containers/kerchunk/hostile/refs_truncated.parq"), path.join(copy, "refs_truncated.parq"), { recursive: true });
+  fs.copyFileSync(path.join(kerchunk, "sample.h5"), path.join(copy, "sample.h5"));
+  const cut = await api.openArray(`${base}/tmp/hostile/refs_truncated.parq`, { path: "gzip_i16", workers: false });
   const e = await expectCode(cut.getChunk([0, 0]), "CorruptShard", "a record file cut in half");
-  assert.ok(e.message.includes(`${dir}/refs_truncated.parq/gzip_i16/refs.0.parq`), e.message);
-  // Chunks of other records still read.
+  assert.ok(e.message.includes("/tmp/hostile/refs_truncated.parq/gzip_i16/refs.0.parq"), e.message);
+  // Chunks of other records still read: the writer's values (chunk [2, 2], 8 × 4 at the corner).
+  const c = caseNamed("ct_kerchunk_parq_gzip_i16");
+  const all = new Int16Array(expected(c.name).slice().buffer);
   const ok = await cut.getChunk([2, 2]);
-  assert.ok(ok.data.length > 0);
+  const [h, w] = [c.shape[0] - 2 * c.chunkShape[0], c.shape[1] - 2 * c.chunkShape[1]];
+  assert.deepEqual(Array.from(ok.shape), [h, w]);
+  for (let i = 0; i < h; i++) {
+    for (let j = 0; j < w; j++) {
+      const want = all[(2 * c.chunkShape[0] + i) * c.shape[1] + 2 * c.chunkShape[1] + j];
+      assert.equal(ok.data[i * ok.stride[0] + j * ok.stride[1]], want, `chunk [2, 2] element [${i}, ${j}]`);
+    }
+  }
+  assert.ok(server.log.some((l) => l.path === "/tmp/hostile/sample.h5" && l.status === 206), "read from the HDF5 file, not the fill value");
   cut.close();
 });
 

@@ -96,6 +96,30 @@ after(async () => {
   nginx?.kill();
 });
 
+/** The access log's lines since `from` once there are `n` of them: checked at each change of the
+ * file (nginx appends a request's line once its answer is sent, maybe after the reader has it),
+ * failing after `ms`. */
+function logLines(from, n, ms) {
+  const file = path.join(tmp, "access.log");
+  return new Promise((resolve, reject) => {
+    let watcher = null;
+    const timer = setTimeout(() => {
+      watcher?.close();
+      reject(new Error(`nginx logged ${accessLog(from).length} of ${n} requests after ${ms} ms`));
+    }, ms);
+    const check = () => {
+      const lines = accessLog(from);
+      if (lines.length < n) return false;
+      watcher?.close();
+      clearTimeout(timer);
+      resolve(lines);
+      return true;
+    };
+    if (!check()) watcher = fs.watch(file, check);
+    check(); // (a line written between the first check and the watch)
+  });
+}
+
 /** The access log's lines since `from` (bytes), as "METHOD path status range". */
 function accessLog(from = 0) {
   const text = fs.readFileSync(path.join(tmp, "access.log"), "utf8").slice(from);
@@ -139,9 +163,11 @@ test("nginx: If-Range with its ETag gives the range; a stale one gives the whole
   const arr = await api.openArray(`${base}/data/zp/shard_gzip_end`);
   const from = fs.statSync(path.join(tmp, "access.log")).size;
   await arr.getChunk([0, 0]);
-  await new Promise((r) => setTimeout(r, 100)); // nginx writes its log after the answer
-  const lines = accessLog(from);
+  // nginx writes a request's log line once its answer is sent, maybe after the reader has it:
+  // wait for the two lines (the chunk's own), then check that they are all there is.
+  const lines = await logLines(from, 2, 10_000);
   assert.equal(lines.length, 2, lines.join("\n"));
+  assert.ok(lines.every((l) => l.includes("/data/zp/shard_gzip_end/c/0/0") && / 206 /.test(l)), lines.join("\n"));
   arr.close();
 });
 

@@ -115,8 +115,13 @@ fn filter_op() {
     // LZF: a literal run, a back reference, another literal.
     let lzf = [2u8, b'a', b'b', b'c', 0x20, 2, 0, b'x'];
     assert_eq!(filter(32000, &[], &lzf, 100).unwrap(), b"abcabcx");
-    assert!(filter(32000, &[], &lzf, 5).is_err(), "decodes past the limit");
-    assert!(filter(32000, &[], &[0x20, 9], 100).is_err(), "a reference before the start");
+    let corrupt = |r: Result<Vec<u8>, abi::Failure>, why: &str| {
+        let e = r.unwrap_err();
+        assert_eq!(e.code, abi::CORRUPT, "{why}: {e:?}");
+        e.message
+    };
+    assert_eq!(corrupt(filter(32000, &[], &lzf, 5), "past the limit"), "lzf: decodes to more than the chunk");
+    assert_eq!(corrupt(filter(32000, &[], &[0x20, 9], 100), "before the start"), "lzf: a reference before the start");
     // HDF5-LZ4: one block stored raw (compressed size = block size), one compressed.
     let mut lz4 = 10u64.to_be_bytes().to_vec();
     lz4.extend_from_slice(&6u32.to_be_bytes());
@@ -126,7 +131,10 @@ fn filter_op() {
     lz4.extend_from_slice(&5u32.to_be_bytes());
     lz4.extend_from_slice(&[0x40, b'g', b'h', b'i', b'j']);
     assert_eq!(filter(32004, &[], &lz4, 10).unwrap(), b"abcdefghij");
-    assert!(filter(32004, &[], &lz4[..20], 10).is_err());
-    assert!(filter(32004, &[], &lz4, 9).is_err());
+    assert_eq!(corrupt(filter(32004, &[], &lz4[..20], 10), "the first block cut short"), "lz4: a block past the input");
+    assert_eq!(
+        corrupt(filter(32004, &[], &lz4, 9), "a byte over the limit"),
+        "lz4: the header's size is more than the chunk"
+    );
     assert_eq!(filter(5, &[], &[], 4).unwrap_err().code, abi::UNSUPPORTED);
 }

@@ -66,8 +66,18 @@ fn damaged_files_answer_without_panic() {
 
 #[test]
 fn malformed_requests_fail_cleanly() {
-    for input in [&b""[..], b"\x05\0\0\0{\"op\"", b"\x02\0\0\0{}", b"\x0b\0\0\0{\"op\":\"x\"}", b"\x0e\0\0\0{\"op\":\"node\"}\x01"] {
-        assert!(shardfetch_hdf5::decode(input, &[]).is_err(), "{input:?}");
+    for (input, why) in [
+        (&b""[..], "request: no length"),
+        (b"\x05\0\0\0{\"op\"", "request: not JSON"),
+        (b"\x02\0\0\0{}", "request: no op"),
+        // (Each request's length as written: 10 and 13 bytes, so that each fails for its own fault
+        // and not for a request cut short.)
+        (b"\x0a\0\0\0{\"op\":\"x\"}", "request: unknown op"),
+        (b"\x0d\0\0\0{\"op\":\"node\"}\x01", "request: a window's header is truncated"),
+    ] {
+        let e = shardfetch_hdf5::decode(input, &[]).unwrap_err();
+        assert_eq!(e.code, abi::CORRUPT, "{input:?}: {e:?}");
+        assert!(e.message.starts_with(why), "{input:?}: {e:?}, not {why}");
     }
     // No window at all: the first 4 KiB are asked for.
     let req = br#"{"op":"node","path":"","size":null}"#;

@@ -696,10 +696,11 @@ mod tests {
         hybrid(&[3, 0x88, 0xc6, 0xfa, 10, 7], 3, 13, &mut out).unwrap();
         assert_eq!(out, [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7]);
         // Runs that claim more than there is, or nothing, are errors, not loops.
-        assert!(hybrid(&[3, 0x88], 3, 8, &mut Vec::new()).is_err());
-        assert!(hybrid(&[0, 1], 1, 4, &mut Vec::new()).is_err());
-        assert!(hybrid(&[], 1, 1, &mut Vec::new()).is_err());
-        assert!(hybrid(&[2, 1], 33, 1, &mut Vec::new()).is_err());
+        // A bit-packed group of 3 bytes with 1 present; a run of 0; no header; 33 bits.
+        assert_eq!(hybrid(&[3, 0x88], 3, 8, &mut Vec::new()), Err("cut short"));
+        assert_eq!(hybrid(&[0, 1], 1, 4, &mut Vec::new()), Err("an empty run"));
+        assert_eq!(hybrid(&[], 1, 1, &mut Vec::new()), Err("cut short"));
+        assert_eq!(hybrid(&[2, 1], 33, 1, &mut Vec::new()), Err("a bit width over 32"));
     }
 
     #[test]
@@ -717,9 +718,10 @@ mod tests {
         // 40 structs deep.
         let mut deep = vec![0x1c; 40];
         deep.extend([0; 41]);
-        assert!(Thrift { b: &deep, at: 0, depth: 0 }.fields(|_, _, _| Ok(false)).is_err());
+        assert_eq!(Thrift { b: &deep, at: 0, depth: 0 }.fields(|_, _, _| Ok(false)), Err("nested too deep"));
         // A list claiming more elements than bytes.
-        assert!(Thrift { b: &[0x19, 0xf5, 0xff, 0xff, 0x03], at: 0, depth: 0 }.fields(|_, _, _| Ok(false)).is_err());
+        let mut t = Thrift { b: &[0x19, 0xf5, 0xff, 0xff, 0x03], at: 0, depth: 0 };
+        assert_eq!(t.fields(|_, _, _| Ok(false)), Err("a list longer than its bytes"));
     }
 
     /// A Thrift compact struct, written field by field (ids ascending, a step of at most 15).

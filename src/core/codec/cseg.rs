@@ -191,7 +191,9 @@ mod tests {
         assert_eq!(code(&good[..3], [3, 2, 1]), ErrorCode::CorruptChunk, "headers cut short");
         assert_eq!(code(&good, [30, 2, 1]), ErrorCode::CorruptChunk, "more blocks than headers");
         assert_eq!(decode(&[1, 2, 3], 4, [2, 2, 1], [3, 2, 1], 1).unwrap_err().code, ErrorCode::CorruptChunk);
-        assert!(decode(&words(&good), 4, [u64::MAX, 2, 1], [3, 2, 1], 1).is_err());
+        let e = decode(&words(&good), 4, [u64::MAX, 2, 1], [3, 2, 1], 1).unwrap_err();
+        assert_eq!(e.code, ErrorCode::CorruptChunk, "{e}");
+        assert!(e.message.contains("block size overflows"), "{e}");
         assert_eq!(decode(&[], 4, [2, 2, 1], [0, 0, 0], 1).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 }

@@ -166,7 +166,12 @@ mod tests {
                 unzlib_into(&z, &mut exact).unwrap();
                 assert_eq!(exact, data);
                 if n > 0 {
-                    assert!(unzlib(&z, n - 1).is_err(), "zlib over its limit, n={n} level={level}");
+                    let e = unzlib(&z, n - 1).unwrap_err();
+                    assert_eq!(e.code, crate::core::error::ErrorCode::CorruptChunk, "n={n} level={level}: {e}");
+                    assert!(
+                        e.message.contains(&alloc::format!("{} bytes", n - 1)),
+                        "zlib over its limit, n={n} level={level}: {e}"
+                    );
                 }
             }
         }

@@ -35,7 +35,10 @@ mod tests {
             0x77, 0x00, 0x00, 0x03, 0xda, 0x38, 0x9a, 0xe8, 0x03, 0x00, 0x00,
         ];
         assert_eq!(gunzip(&gz, 1000).unwrap(), [b'a'; 1000]);
-        assert!(gunzip(&gz, 999).is_err());
+        // A byte over the limit: refused as a bomb would be (CorruptChunk naming the limit).
+        let e = gunzip(&gz, 999).unwrap_err();
+        assert_eq!(e.code, ErrorCode::CorruptChunk, "{e}");
+        assert!(e.message.contains("999 bytes"), "{e}");
         let mut wrong = gz;
         wrong[21] ^= 1; // the CRC-32: the data inflate alike, the check catches it
         assert_eq!(gunzip(&wrong, 1000).unwrap_err().code, ErrorCode::ChecksumMismatch);

@@ -84,7 +84,16 @@ mod tests {
         let d = Json2.decode(Decoded::bytes(text.to_vec()), &ctx).unwrap();
         let got: Vec<&[u8]> = d.bytes.chunks(8).map(|h| content(h, &d.heap).unwrap()).collect();
         assert_eq!(got, [&br#""a""#[..], b"1", b"null", b"[2]"]);
-        let bad = |t: &[u8]| Json2.decode(Decoded::bytes(t.to_vec()), &ctx).is_err();
-        assert!(bad(br#"[["a",1],"|O",[2,2]]"#) && bad(b"[") && bad(br#"{"a":1}"#) && bad(br#"[1,2,3,"|O",[3]]"#));
+        // Each wrong in one way: CorruptChunk, saying which.
+        for (t, why) in [
+            (&br#"[["a",1],"|O",[2,2]]"#[..], "the elements do not have the chunk's shape"),
+            (b"[", "not JSON"),
+            (br#"{"a":1}"#, "not a JSON list"),
+            (br#"[1,2,3,"|O",[3]]"#, "3 elements, the chunk has 4"),
+        ] {
+            let e = Json2.decode(Decoded::bytes(t.to_vec()), &ctx).unwrap_err();
+            assert_eq!(e.code, crate::core::error::ErrorCode::CorruptChunk, "{e}");
+            assert!(e.message.starts_with("json2: ") && e.message.contains(why), "{why}: {e}");
+        }
     }
 }

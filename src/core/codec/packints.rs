@@ -78,6 +78,9 @@ mod tests {
         let p = PackInts { bits: 12, row: 2 };
         let d = p.decode(Decoded::bytes(alloc::vec![0xAB, 0xC1, 0x23]), &ctx(&[1, 2], DataType::UInt16)).unwrap();
         assert_eq!(d.bytes, [0xBC, 0x0A, 0x23, 0x01]);
-        assert!(p.decode(Decoded::bytes(alloc::vec![0xAB]), &ctx(&[1, 2], DataType::UInt16)).is_err());
+        // One byte for two 12-bit samples: too few bytes, nothing else wrong.
+        let e = p.decode(Decoded::bytes(alloc::vec![0xAB]), &ctx(&[1, 2], DataType::UInt16)).unwrap_err();
+        assert_eq!(e.code, crate::core::error::ErrorCode::CorruptChunk, "{e}");
+        assert!(e.message.contains("imagecodecs_packints") && e.message.contains("fewer bytes"), "{e}");
     }
 }

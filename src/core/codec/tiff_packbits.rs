@@ -63,7 +63,12 @@ mod tests {
             0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA,
         ];
         assert_eq!(unpackbits(&packed, 100).unwrap(), want);
-        assert!(unpackbits(&packed, 10).is_err());
-        assert!(unpackbits(&[5, 1], 100).is_err());
+        for (e, why) in [
+            (unpackbits(&packed, 10).unwrap_err(), "decodes to more bytes than the chunk holds"),
+            (unpackbits(&[5, 1], 100).unwrap_err(), "a literal run cut short"),
+        ] {
+            assert_eq!(e.code, crate::core::error::ErrorCode::CorruptChunk, "{e}");
+            assert_eq!(e.message, alloc::format!("imagecodecs_packbits: {why}"));
+        }
     }
 }

@@ -111,8 +111,24 @@ mod tests {
         assert_eq!(num("-0").as_i64(), Some(0));
         assert_eq!(num("-0").as_u64(), None);
         assert_eq!(num("-0.0e-0").to_string(), "-0.0e-0", "written as read");
-        for bad in ["01", "1.", ".5", "+1", "1e", "1e+", "-", "NaN", "Infinity", "0x10", "1.5e3.2", "--1"] {
-            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+        // Each refused where it stops being a JSON number, saying why.
+        let eof = "EOF while parsing a value";
+        for (bad, what, at) in [
+            ("01", "trailing characters", 1),
+            ("1.", eof, 2),
+            (".5", "expected value", 0),
+            ("+1", "expected value", 0),
+            ("1e", eof, 2),
+            ("1e+", eof, 3),
+            ("-", eof, 1),
+            ("NaN", "expected value", 0),
+            ("Infinity", "expected value", 0),
+            ("0x10", "trailing characters", 1),
+            ("1.5e3.2", "trailing characters", 5),
+            ("--1", "invalid number", 1),
+        ] {
+            let e = parse(bad.as_bytes()).unwrap_err();
+            assert!(e.to_string().starts_with(what) && e.offset == at, "{bad}: {e}, not {what} at {at}");
             assert!(Number::from_text(bad).is_none(), "{bad}");
         }
         assert_eq!(Number::from_text("-12.5E+3").map(|n| n.as_f64()), Some(Some(-12500.0)));

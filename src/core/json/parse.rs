@@ -511,8 +511,10 @@ mod tests {
         let e = parse(b"[\"ok\", \"\xff\"]").unwrap_err();
         assert!(e.to_string().contains("invalid UTF-8"), "{e}");
         assert_eq!(e.offset, 8);
-        assert!(parse(b"\"\xc3\"").is_err(), "cut sequence");
-        assert!(parse(b"\"\xed\xa0\x80\"").is_err(), "encoded surrogate");
+        for (text, why) in [(&b"\"\xc3\""[..], "cut sequence"), (b"\"\xed\xa0\x80\"", "encoded surrogate")] {
+            let e = parse(text).unwrap_err();
+            assert_eq!((e.what, e.offset), ("invalid UTF-8", 1), "{why}: {e}");
+        }
         // Written back as serde_json and JSON.stringify write them.
         let s = Value::from("q\"\\\n\t\u{1}\u{7f}é/");
         assert_eq!(s.to_string(), "\"q\\\"\\\\\\n\\t\\u0001\u{7f}é/\"");
@@ -528,9 +530,25 @@ mod tests {
         assert!(v["a"][4].is_null() && v["zz"].is_null() && v["a"][99].is_null());
         assert_eq!(v.get("b").and_then(|b| b.get("c")), Some(&Value::from("d")));
         assert_eq!(v.to_string(), r#"{"a":[1,2.5,true,false,null,{},[]],"b":{"c":"d"}}"#);
-        for bad in ["", " ", "{", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "{1:2}", "[1 2]", "tru", "nul", "{} x", "[]]"] {
-            assert!(parse(bad.as_bytes()).is_err(), "{bad:?}");
-            assert!(validate(bad.as_bytes()).is_err(), "{bad:?}");
+        // Each refused where it goes wrong, saying why; validating agrees with parsing.
+        let (value, object) = ("EOF while parsing a value", "EOF while parsing an object");
+        for (bad, what, at) in [
+            ("", value, 0),
+            (" ", value, 1),
+            ("{", object, 1),
+            ("[1,]", "expected value", 3),
+            ("{\"a\":1,}", "key must be a string", 7),
+            ("{\"a\" 1}", "expected `:`", 5),
+            ("{1:2}", "key must be a string", 1),
+            ("[1 2]", "expected `,` or `]`", 3),
+            ("tru", value, 3),
+            ("nul", value, 3),
+            ("{} x", "trailing characters", 3),
+            ("[]]", "trailing characters", 2),
+        ] {
+            let e = err(bad);
+            assert_eq!((e.what, e.offset), (what, at), "{bad:?}: {e}");
+            assert_eq!(validate(bad.as_bytes()).unwrap_err(), e, "{bad:?}");
         }
         assert!(err("").is_eof() && err("{\"a\": [1, 2").is_eof() && err("\"abc").is_eof() && err("tr").is_eof());
         assert!(!err("[1 2]").is_eof());
@@ -556,9 +574,15 @@ mod tests {
         assert_eq!(e.offset, MAX_DEPTH);
         // Far deeper than a stack would take: refused, not overflowed.
         let deep = "{\"a\":".repeat(100_000);
-        assert!(parse(deep.as_bytes()).is_err());
-        assert!(validate(deep.as_bytes()).is_err());
-        assert!(parse_object_with(deep.as_bytes(), |_| Keep::Raw).is_err());
+        let nested = "arrays and objects nested more than 128 deep";
+        let at = MAX_DEPTH * "{\"a\":".len();
+        for e in [
+            parse(deep.as_bytes()).unwrap_err(),
+            validate(deep.as_bytes()).unwrap_err(),
+            parse_object_with(deep.as_bytes(), |_| Keep::Raw).unwrap_err(),
+        ] {
+            assert_eq!((e.what, e.offset), (nested, at), "{e}");
+        }
     }
 
     /// Mutated documents: accepted and rejected as serde_json does, and read to the same values.

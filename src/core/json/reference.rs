@@ -78,6 +78,7 @@ impl<'a> Parser<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
     use alloc::vec::Vec;
 
     #[test]
@@ -107,7 +108,8 @@ mod tests {
             ]
         );
         assert!(!for_each_reference(b"[1]", &mut |_, _| true).unwrap());
-        assert!(for_each_reference(br#"{"a": ["u", 1, 2"#, &mut |_, _| true).is_err());
+        let e = for_each_reference(br#"{"a": ["u", 1, 2"#, &mut |_, _| true).unwrap_err();
+        assert!(e.is_eof() && e.to_string().starts_with("EOF while parsing a list") && e.offset == 16, "{e}");
         // Offsets of 19 digits are read in place; 20 (past what a sum of digits can hold
         // unchecked), leading zeros (not JSON) and fractions go the general way.
         let text = br#"{"a": ["u", 9999999999999999999, 1], "b": ["u", 18446744073709551615, 1], "c": ["u", 0, 0]}"#;
@@ -124,6 +126,7 @@ mod tests {
         assert_eq!(seen[0], "a target u Some((9999999999999999999, 1))");
         assert_eq!(seen[1], "b other [\"u\",18446744073709551615,1]");
         assert_eq!(seen[2], "c target u Some((0, 0))");
-        assert!(for_each_reference(br#"{"a": ["u", 01, 2]}"#, &mut |_, _| true).is_err());
+        let e = for_each_reference(br#"{"a": ["u", 01, 2]}"#, &mut |_, _| true).unwrap_err();
+        assert!(e.to_string().starts_with("expected `,` or `]`") && e.offset == 13, "{e}");
     }
 }

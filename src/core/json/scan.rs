@@ -196,6 +196,7 @@ pub(super) fn walk<'a>(
 mod tests {
     use super::*;
     use crate::core::json::parse;
+    use alloc::string::ToString;
 
     #[test]
     fn raw_members() {
@@ -219,16 +220,24 @@ mod tests {
         let again = alloc::format!("{{\"attributes\":{raw}}}");
         assert_eq!(parse(again.as_bytes()).unwrap()["attributes"], raw.parse().unwrap());
         // Skipped and raw members are validated all the same.
-        for bad in [r#"{"attributes": {"a": 01}}"#, r#"{"skipped": ["\ud800"]}"#, r#"{"attributes": [1,]}"#] {
-            assert!(parse_object_with(bad.as_bytes(), keep).is_err(), "{bad}");
+        fn fails<T>(r: Result<T, Error>, what: &str, at: usize) {
+            let e = r.map(drop).unwrap_err();
+            assert!(e.to_string().starts_with(what) && e.offset == at, "{e}, not {what} at {at}");
+        }
+        for (bad, what, at) in [
+            (r#"{"attributes": {"a": 01}}"#, "expected `,` or `}`", 22),
+            (r#"{"skipped": ["\ud800"]}"#, "lone leading surrogate in hex escape", 14),
+            (r#"{"attributes": [1,]}"#, "expected value", 18),
+        ] {
+            fails(parse_object_with(bad.as_bytes(), keep), what, at);
         }
         assert!(parse_object_with(b"[1, 2]", keep).unwrap().is_none());
-        assert!(parse_object_with(b"[1, 2", keep).is_err());
+        fails(parse_object_with(b"[1, 2", keep), "EOF while parsing a list", 5);
         // The last of duplicates.
         let f = parse_object_with(br#"{"attributes": 1, "attributes": {"b": 2}}"#, keep).unwrap().unwrap();
         assert_eq!(f.raw("attributes").unwrap().as_str(), r#"{"b": 2}"#);
         assert_eq!(Raw::new(" [1] \n").unwrap().as_str(), "[1]");
-        assert!(Raw::new("[1").is_err());
+        fails(Raw::new("[1"), "EOF while parsing a list", 2);
     }
 
     #[test]
@@ -256,7 +265,9 @@ mod tests {
         assert!(!n.found && n.members.is_empty() && n.beside.iter().all(|b| b.0 == 0));
         assert!(!members_at(br#"{"m": [1]}"#, &["m"]).unwrap().unwrap().found);
         assert!(members_at(b"[1]", &["m"]).unwrap().is_none());
-        assert!(members_at(br#"{"m": {"p": 1}"#, &["m"]).is_err());
-        assert!(members_at(br#"{"m": {"p": 1}} x"#, &["m"]).is_err());
+        let e = members_at(br#"{"m": {"p": 1}"#, &["m"]).map(drop).unwrap_err();
+        assert!(e.to_string().starts_with("EOF while parsing an object") && e.offset == 14, "{e}");
+        let e = members_at(br#"{"m": {"p": 1}} x"#, &["m"]).map(drop).unwrap_err();
+        assert!(e.to_string().starts_with("trailing characters") && e.offset == 16, "{e}");
     }
 }

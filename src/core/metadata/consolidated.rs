@@ -67,6 +67,8 @@ mod tests {
         let z = br#"{"zarr_consolidated_format":1,"metadata":{".zgroup":{"zarr_format":2},"x/.zarray":{"shape":[2]},"x/.zattrs":{}}}"#;
         let m = v2(z).unwrap();
         assert_eq!(m.len(), 3);
-        assert!(v2(br#"{"zarr_consolidated_format":2,"metadata":{}}"#).is_err());
+        let e = v2(br#"{"zarr_consolidated_format":2,"metadata":{}}"#).unwrap_err();
+        assert_eq!(e.code, crate::core::error::ErrorCode::InvalidMetadata, "{e}");
+        assert!(e.message.contains("zarr_consolidated_format must be 1, found 2"), "{e}");
     }
 }

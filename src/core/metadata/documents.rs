@@ -171,8 +171,15 @@ mod tests {
         let v2 = Documents { format: Format::Zarr2, attrs: Some(b"{\"a\": 1}".to_vec()), ..docs.clone() };
         assert_eq!(Documents::from_json(&v2.to_json()).unwrap(), v2);
         assert_eq!(v2.for_decoding().attrs, None);
-        assert!(Documents::from_json("{\"format\": \"zarr3\"}").is_err());
-        assert!(Documents::from_json("[").is_err());
+        // Without its document, or not JSON: not an array's documents.
+        for text in ["{\"format\": \"zarr3\"}", "["] {
+            let e = Documents::from_json(text).unwrap_err();
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                (ErrorCode::InvalidMetadata, "not an array's documents"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -577,6 +577,13 @@ mod tests {
     use super::*;
     use crate::core::json::json;
 
+    /// An `InvalidMetadata` naming the fill value and the type (`"{value} for {type}"`).
+    fn invalid_fill(r: Result<FillValue>, what: &str) {
+        let e = r.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidMetadata, "{e}");
+        assert!(e.message.contains(&alloc::format!("invalid fill_value {what}")), "{what}: {e}");
+    }
+
     #[test]
     fn int64_fill_is_exact() {
         let f = FillValue::parse(DataType::Int64, &json!(-9007199254740993i64)).unwrap();
@@ -606,11 +613,14 @@ mod tests {
         let t = b"1.00000005960464482326530313422679527425765991210938";
         let f = FillValue::parse(DataType::Float32, &crate::core::json::parse(t).unwrap()).unwrap();
         assert_eq!(f.bytes, (1.0 + f32::EPSILON).to_le_bytes());
-        assert!(FillValue::parse(DataType::Float64, &crate::core::json::parse(b"1e400").unwrap()).is_err());
+        invalid_fill(
+            FillValue::parse(DataType::Float64, &crate::core::json::parse(b"1e400").unwrap()),
+            "1e400 for float64",
+        );
         let f = FillValue::parse(DataType::Float16, &json!(1.5)).unwrap();
         assert_eq!(f.bytes, 0x3e00u16.to_le_bytes());
-        assert!(FillValue::parse(DataType::UInt8, &json!(256)).is_err());
-        assert!(FillValue::parse(DataType::Int8, &json!("x")).is_err());
+        invalid_fill(FillValue::parse(DataType::UInt8, &json!(256)), "256 for uint8");
+        invalid_fill(FillValue::parse(DataType::Int8, &json!("x")), "\"x\" for int8");
         assert_eq!(FillValue::parse(DataType::Bool, &json!(true)).unwrap().bytes, [1]);
     }
 
@@ -623,7 +633,7 @@ mod tests {
         assert_eq!(t, DataType::Structured(12));
         let f = FillValue::parse(t, &json!("AAAAAAAAAAAAAAAA")).unwrap();
         assert_eq!(f.bytes, [0; 12]);
-        assert!(FillValue::parse(t, &json!("AAAA")).is_err());
+        invalid_fill(FillValue::parse(t, &json!("AAAA")), "\"AAAA\" for structured");
         let r = DataType::parse(&json!({"name": "raw_bytes", "configuration": {"length_bytes": 3}})).unwrap();
         assert_eq!(FillValue::parse(r, &json!("AQID")).unwrap().bytes, [1, 2, 3]);
         assert_eq!(base64("aGVsbG8=").unwrap(), b"hello");
@@ -651,8 +661,8 @@ mod tests {
         assert_eq!((nat.value, &nat.bytes[..]), (Scalar::Int(i64::MIN), &i64::MIN.to_le_bytes()[..]));
         assert_eq!(FillValue::parse(dt, &json!(i64::MIN)).unwrap(), nat);
         assert_eq!(FillValue::parse(td, &json!(-7)).unwrap().value, Scalar::Int(-7));
-        assert!(FillValue::parse(td, &json!("nat")).is_err());
-        assert!(FillValue::parse(td, &json!(1.5)).is_err());
+        invalid_fill(FillValue::parse(td, &json!("nat")), "\"nat\" for timedelta64");
+        invalid_fill(FillValue::parse(td, &json!(1.5)), "1.5 for timedelta64");
         assert_eq!(TimeUnit::parse_numpy("10us"), TimeUnit::new("us", 10));
         assert_eq!(TimeUnit::parse_numpy("ns"), TimeUnit::new("ns", 1));
         assert_eq!(TimeUnit::parse_numpy("99999999999999999999s"), None);

@@ -253,11 +253,16 @@ mod tests {
         assert_eq!(a.count(), 4);
         assert_eq!((a.start(3), a.size(3), a.clipped(3)), (30, 5, 3));
         assert_eq!([a.find(0), a.find(9), a.find(10), a.find(32)], [0, 0, 1, 3]);
-        assert!(Axis::explicit(&[10], 11).is_err());
-        assert!(Axis::explicit(&[0, 10], 5).is_err());
+        let invalid = |r: Result<Axis>, why: &str| {
+            let e = r.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidMetadata, "{e}");
+            assert!(e.message.contains(why), "{why}: {e}");
+        };
+        invalid(Axis::explicit(&[10], 11), "chunk sizes cover 10 elements, the axis has 11");
+        invalid(Axis::explicit(&[0, 10], 5), "chunk sizes must be positive");
         let s = Axis::explicit(&[4, 8], 12).unwrap().split(4).unwrap();
         assert_eq!(s.sizes(), [4, 4, 4]);
-        assert!(Axis::explicit(&[4, 6], 10).unwrap().split(4).is_err());
+        invalid(Axis::explicit(&[4, 6], 10).unwrap().split(4), "inner chunk size 4 does not divide the outer chunks");
     }
 
     #[test]

@@ -221,7 +221,9 @@ mod tests {
         let v02 = json!({"multiscales": [{"version": "0.2", "datasets": [{"path": "0"}]}]});
         assert_eq!(ome(v02.as_object().unwrap(), Some(2)).unwrap().unwrap().axes.len(), 2);
         assert!(ome(json!({"other": 1}).as_object().unwrap(), None).unwrap().is_none());
-        assert!(ome(json!({"multiscales": [{"datasets": []}]}).as_object().unwrap(), None).is_err());
+        let e = ome(json!({"multiscales": [{"datasets": []}]}).as_object().unwrap(), None).unwrap_err();
+        assert_eq!(e.code, crate::core::error::ErrorCode::InvalidMetadata, "{e}");
+        assert_eq!(e.message, "OME-Zarr multiscales: no datasets");
     }
 
     #[test]
@@ -231,8 +233,14 @@ mod tests {
         let m = ome_in(text, None).unwrap().unwrap();
         assert_eq!(m.levels[0].path, "0");
         assert_eq!(m.omero.unwrap()["id"].as_u64(), Some(9007199254740993));
-        assert!(ome_in(br#"{"huge": [1, 2"#, None).is_err(), "skipped members are validated");
-        assert!(ome_in(b"[]", None).is_err());
+        let invalid = |text: &[u8], why: &str| {
+            let e = ome_in(text, None).unwrap_err();
+            assert_eq!(e.code, crate::core::error::ErrorCode::InvalidMetadata, "{e}");
+            assert!(e.message.starts_with(why), "{why}: {e}");
+        };
+        // Skipped members are validated.
+        invalid(br#"{"huge": [1, 2"#, "group attributes is not valid JSON: EOF while parsing a list");
+        invalid(b"[]", "group attributes must be a JSON object");
         assert!(ome_in(b"{}", None).unwrap().is_none());
     }
 

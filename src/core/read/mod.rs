@@ -59,6 +59,15 @@ pub struct Array {
     decoders: Option<Rc<dyn Decoders>>,
     /// The archive holding the array, if one does (as reported).
     container: Option<Container>,
+    /// The URL of its metadata document (`zarr.json`, `.zarray`, `info`; empty: unknown), read
+    /// again when an object it reads changed: its shape, type and codecs must still be these.
+    meta_url: String,
+    /// The generation and time (the client's clock) the metadata was last found unchanged at.
+    verified: Cell<(u64, Option<f64>)>,
+    /// Checks of the metadata under way, by generation.
+    verifying: transport::dedup::Dedup<u64, ()>,
+    /// The metadata was found changed: every read fails so (a new open reads the new version).
+    outdated: RefCell<Option<Error>>,
 }
 
 impl Array {
@@ -70,6 +79,7 @@ impl Array {
         let max_decoded = crate::core::error::MAX_DECODED;
         let (decoders, container) = (None, None);
         let url = store.display_node(&base);
+        let verified = Cell::new((store.generation(), None));
         Ok(Array {
             url,
             base,
@@ -83,7 +93,17 @@ impl Array {
             max_decoded,
             decoders,
             container,
+            meta_url: String::new(),
+            verified,
+            verifying: Default::default(),
+            outdated: RefCell::new(None),
         })
+    }
+
+    /// Its metadata document was read at `url` (see [`Array::verify`]).
+    pub fn with_meta_url(mut self, url: &str) -> Self {
+        self.meta_url = String::from(url);
+        self
     }
 
     /// Refuse decoded chunks, fills and regions above `bytes` (default 512 MiB).
@@ -146,6 +166,7 @@ impl Array {
         a.max_decoded = self.max_decoded;
         a.decoders = self.decoders.clone();
         a.container = self.container.clone();
+        a.meta_url = self.meta_url.clone();
         Ok(a)
     }
 
@@ -159,6 +180,8 @@ impl Array {
         json::write_str(&mut out, &self.query);
         out.push_str(",\"url\":");
         json::write_str(&mut out, &self.url);
+        out.push_str(",\"meta\":");
+        json::write_str(&mut out, &self.meta_url);
         // The layers it reads through, as a pipeline that mounts them again without a request.
         out.push_str(",\"store\":");
         json::write_str(&mut out, &self.store.stack_text());
@@ -183,7 +206,8 @@ impl Array {
         let text = |k: &str| v.get(k).and_then(Value::as_str).map(String::from).ok_or_else(bad);
         let stack = v.get("store").and_then(Value::as_str).unwrap_or("");
         let store = Rc::new(Store::remount(stack, Transport::new(config), how)?);
-        Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?))
+        let meta = v.get("meta").and_then(Value::as_str).unwrap_or("");
+        Ok(Array::new(text("base")?, text("query")?, docs, store)?.at(text("url")?).with_meta_url(meta))
     }
 
     /// Report `url` as the array's URL (keys stay relative to the base).
@@ -224,6 +248,15 @@ impl Array {
 
     pub fn stats(&self) -> Stats {
         Stats { store: self.store.stats(), decode_ms: self.decode_ms.get() }
+    }
+
+    /// The stamp of the version of the object holding read chunk `coords` (see
+    /// `transport::versions`), for a cache of decoded chunks kept above.
+    pub fn chunk_stamp(&self, coords: &[u64]) -> u64 {
+        match self.layout.locate(coords) {
+            Ok(at) => crate::core::transport::Objects::stamp(&*self.store, &self.key_url(&at.key)),
+            Err(_) => self.store.generation(),
+        }
     }
 
     /// The URL of the storage object at `key`.
@@ -338,6 +371,20 @@ impl Array {
         decode: bool,
         each: &mut dyn FnMut(usize, Result<Got>) -> Result<()>,
     ) -> Result<()> {
+        // The metadata read again first when an object changed since it was last found
+        // unchanged, or (under `recheck` after a time) when that was too long ago.
+        let (generation, at) = self.verified.get();
+        let late = match (self.store.versions().recheck, c.now(), at) {
+            (transport::Recheck::After(ms), Some(now), Some(at)) => now - at > ms,
+            (transport::Recheck::After(_), now, None) => {
+                self.verified.set((generation, now));
+                false
+            }
+            _ => false,
+        };
+        if late || generation != self.store.generation() || self.outdated.borrow().is_some() {
+            self.verify(c, late).await.map_err(|e| self.store.name_error(e))?;
+        }
         // A server that ignores Range sends whole objects: this batch downloads each once.
         let _pin = self.store.pin();
         let each = RefCell::new(each);
@@ -397,7 +444,12 @@ impl Array {
         Some(total)
     }
 
-    /// The chunks `members` of `plan`, all in the object at `url`: located, then read together.
+    /// The chunks `members` of `plan`, all in the object at `url`: located, then read together
+    /// — each of one version of the object, as its index or directory is (see
+    /// `transport::versions`). A chunk whose read met a change of any object read (the tree's
+    /// generation moved on) is not handed over but read again, once the array's metadata is
+    /// found unchanged; for a region, every chunk of the object is (those handed over before the
+    /// change may be of the old version). A second change during one read: `Changed`.
     async fn read_object<C: HttpClient>(
         &self,
         c: &C,
@@ -405,6 +457,102 @@ impl Array {
         decode: bool,
         url: String,
         members: Vec<usize>,
+        emit: &impl Fn(usize, Result<Got>) -> Result<()>,
+    ) -> Result<()> {
+        let mut todo = members.clone();
+        for attempt in 0..2 {
+            if attempt > 0 {
+                // What says where its bytes are, if it is to be confirmed (a reference file
+                // older than a target): before the read, not during it.
+                self.store.revalidate(c, &url).await;
+            }
+            let since = self.store.generation();
+            let deferred: RefCell<Vec<usize>> = RefCell::new(Vec::new());
+            let last: RefCell<Option<Error>> = RefCell::new(None);
+            let gate = |i: usize, got: Result<Got>| {
+                // A region read again: an absent chunk is written as the fill value (the old
+                // version's values may be in its place).
+                let got = match got {
+                    Ok(Got::Absent) if attempt > 0 && plan.region.is_some() => self
+                        .fill_chunk(&plan.pieces[i].coords)
+                        .map(|f| Got::Decoded(Decoded { bytes: f.bytes, strides: f.stride, heap: f.heap })),
+                    got => got,
+                };
+                let changed = matches!(&got, Err(e) if e.code == ErrorCode::Changed);
+                if changed || self.store.generation() != since {
+                    if let (true, Err(e)) = (changed, &got) {
+                        *last.borrow_mut() = Some(e.clone());
+                    }
+                    deferred.borrow_mut().push(i);
+                    return Ok(());
+                }
+                emit(i, got)
+            };
+            self.read_members(c, plan, decode, url.clone(), &todo, &gate).await?;
+            let deferred = deferred.into_inner();
+            if deferred.is_empty() {
+                return Ok(());
+            }
+            let last = last.into_inner();
+            let failed = match attempt {
+                0 => self.verify(c, false).await.err(),
+                _ => Some(twice(&self.store.display(&url), last)),
+            };
+            if let Some(e) = failed {
+                return deferred.into_iter().try_for_each(|i| emit(i, Err(e.clone())));
+            }
+            todo = if plan.region.is_some() { members.clone() } else { deferred };
+        }
+        Ok(())
+    }
+
+    /// The array's metadata read again (after a change: `force` false, once per generation;
+    /// under `recheck` after a time: `force`): an error when it no longer describes this array
+    /// (its shape, data type, chunks or codecs; attributes aside) — reading it needs a new open.
+    pub async fn verify<C: HttpClient>(&self, c: &C, force: bool) -> Result<()> {
+        if let Some(e) = self.outdated.borrow().clone() {
+            return Err(e);
+        }
+        if self.meta_url.is_empty() {
+            return Ok(());
+        }
+        let generation = self.store.generation();
+        if !force && self.verified.get().0 == generation {
+            return Ok(());
+        }
+        let work = || async {
+            let url = &self.meta_url;
+            let limit = self.store.config().max_document;
+            // (A change of the document itself is seen as it is read: read it once more.)
+            let doc = match self.store.read_document_fresh(c, url, limit).await {
+                Err(e) if e.code == ErrorCode::Changed => self.store.read_document_fresh(c, url, limit).await?,
+                got => got?,
+            };
+            let changed = match doc {
+                Some(doc) => Documents { doc, ..self.docs.clone() }.for_decoding() != self.docs.for_decoding(),
+                // Known only from a group's consolidated metadata: nothing to compare with.
+                None => self.store.known().and_then(|k| k.get(url)).is_none(),
+            };
+            if changed {
+                let why = format!("{url}: the array's metadata changed while it was open (its shape, data type, chunks or codecs); open it again to read the new version");
+                let e = Error::new(ErrorCode::Changed, why);
+                *self.outdated.borrow_mut() = Some(e.clone());
+                return Err(e);
+            }
+            self.verified.set((self.store.generation().max(generation), c.now()));
+            Ok(())
+        };
+        self.verifying.run(generation, || c.is_aborted(), work).await
+    }
+
+    /// The chunks `members` of `plan`, all in the object at `url`: located, then read together.
+    async fn read_members<C: HttpClient>(
+        &self,
+        c: &C,
+        plan: &Plan,
+        decode: bool,
+        url: String,
+        members: &[usize],
         emit: &impl Fn(usize, Result<Got>) -> Result<()>,
     ) -> Result<()> {
         // Every chunk of a shard wanted and nothing known of it yet: one plain GET of the whole
@@ -475,6 +623,12 @@ impl Array {
         }
         Ok(())
     }
+}
+
+/// `Changed`: the object at `url` changed again while a read resolved a first change.
+fn twice(url: &str, last: Option<Error>) -> Error {
+    let seen = last.map(|e| format!(" ({})", e.message)).unwrap_or_default();
+    Error::new(ErrorCode::Changed, format!("{url}: changed twice during one read{seen}; read it again"))
 }
 
 /// One chunk, decoded (a shorthand for [`read`](Array::read) of one chunk).

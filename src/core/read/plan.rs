@@ -164,8 +164,11 @@ mod tests {
     fn regions() {
         let r = Region::new(&[Sel::Index(1), Sel::Range(1, 3), Sel::All], &[2, 4, 2]).unwrap();
         assert_eq!(r.out_shape(), [2, 2]);
-        assert!(Region::new(&[Sel::Index(2)], &[2]).is_err());
-        assert!(Region::new(&[Sel::Range(2, 1)], &[2]).is_err());
+        for (sel, shown) in [(Sel::Index(2), "index 2"), (Sel::Range(2, 1), "2..1")] {
+            let e = Region::new(&[sel], &[2]).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidSelection, "{e}");
+            assert_eq!(e.message, alloc::format!("selection {shown} is out of bounds for axis 0 of length 2"));
+        }
     }
 
     #[test]

@@ -105,6 +105,12 @@ pub trait Kind: Sized {
     /// The object's URL, its query kept.
     fn url(&self) -> &str;
 
+    /// The object whose version is what this layer reads (checked again under `recheck` after
+    /// a time): the layer's own, or none (an Icechunk snapshot, immutable).
+    fn version_url(&self) -> Option<String> {
+        Some(String::from(self.url()))
+    }
+
     /// The key of an object URL inside this layer (its query cut), if it is inside.
     fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
         key_under(self.url(), url)

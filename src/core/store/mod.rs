@@ -11,6 +11,7 @@
 pub mod consolidated;
 pub mod icechunk;
 pub mod kind;
+mod kept;
 mod mount;
 mod naming;
 pub mod pipeline;
@@ -26,6 +27,7 @@ mod windows;
 pub mod zip;
 
 pub use consolidated::Known;
+pub use kept::Kept;
 pub use kind::{Container, Kind, Mounting, ResolveUrl, Settings};
 pub use mount::{mount, sniff, Opening};
 pub use reads::{Below, Store};

@@ -89,7 +89,9 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
     // The transports of nodes over the same outermost object share what a server sent whole.
     let shared = planned.first().and_then(|p| same(0, p, &pasted.url)).is_some();
     let last_whole = if shared { parent.last_whole.clone() } else { LastWhole::default() };
-    let store = Store::over(transport, Stack { layers: Vec::new(), last_whole });
+    // Every node opened from another checks answers against the versions it saw (their layers'
+    // caches are stamped with them).
+    let store = Store::over(transport, Stack { layers: Vec::new(), last_whole, versions: parent.versions.clone() });
     let mut url = pasted.url.clone();
     let mut path = String::new();
     for (i, p) in planned.into_iter().enumerate() {

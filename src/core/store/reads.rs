@@ -42,10 +42,46 @@ impl Store {
         Store::over(Transport::new(config), Stack::default())
     }
 
-    /// A store reading through `stack` over `transport`.
-    pub fn over(mut transport: Transport, stack: Stack) -> Self {
+    /// A store reading through `stack` over `transport` (whose versions it then shares).
+    pub fn over(mut transport: Transport, mut stack: Stack) -> Self {
         transport.share_last_whole(stack.last_whole.clone());
+        match &stack.versions {
+            Some(v) => transport.share_versions(v.clone()),
+            None => stack.versions = Some(transport.versions()),
+        }
         Store { transport, stack: RefCell::new(stack), known: RefCell::new(None) }
+    }
+
+    /// The generation of the objects this store reads: it moves on whenever one changes.
+    pub fn generation(&self) -> u64 {
+        self.transport.versions().generation()
+    }
+
+    /// The versions of the objects this store reads.
+    pub fn versions(&self) -> Rc<crate::core::transport::Versions> {
+        self.transport.versions()
+    }
+
+    /// The stamp of the object at `url` as seen through the first `depth` layers: its epoch, or
+    /// inside a layer the tree's generation.
+    fn stamp_at(&self, depth: usize, url: &str) -> u64 {
+        self.transport.stamp(url, self.layer_of(depth, url).is_some())
+    }
+
+    /// With `recheck` after a time: ask whether the object at `url` (or, inside layers, the one
+    /// the outermost layer reads) changed, when that was last confirmed too long ago.
+    pub async fn revalidate<C: HttpClient>(&self, c: &C, url: &str) {
+        let outer = self.stack.borrow().layers.first().filter(|l| l.key(url).is_some()).map(|l| l.version_url());
+        match outer {
+            Some(Some(o)) => self.transport.revalidate(c, &o).await,
+            Some(None) => {}
+            None => self.transport.revalidate(c, url).await,
+        }
+    }
+
+    /// Whether the object at `url` was last confirmed longer ago than `recheck` allows.
+    pub fn stale<C: HttpClient>(&self, c: &C, url: &str) -> bool {
+        self.transport.versions().stale(url, c.now())
     }
 
     pub fn config(&self) -> &Config {
@@ -58,9 +94,10 @@ impl Store {
     pub fn range_ignored(&self) -> bool {
         self.transport.range_ignored()
     }
-    /// Whether anything about the object at `url` is cached (its index, bytes, absence).
+    /// Whether anything about the object at `url` is cached (its index, bytes, absence), as of
+    /// its current version.
     pub fn knows(&self, url: &str) -> bool {
-        self.transport.knows(url)
+        self.transport.knows(url, self.stamp_at(self.depth(), url))
     }
     /// Drop everything cached about the object at `url`.
     pub fn forget(&self, url: &str) {
@@ -100,7 +137,7 @@ impl Store {
             let Some((i, layer, key)) = self.layer_of(depth, url) else {
                 return Ok(Resolved::Object { url: String::from(url), range, size: None });
             };
-            if let Some(whole) = self.transport.whole_held(url) {
+            if let Some(whole) = self.transport.whole_held(url, self.stamp_at(depth, url)) {
                 return transport::range::slice(url, &whole, range).map(Resolved::Bytes);
             }
             let place = layer.place(&Below { store: self, depth: i }, c, key).await.map_err(|e| e.at(url))?;
@@ -130,6 +167,7 @@ impl Store {
 
     /// Read `range` of the object at `url`; `None` when it does not exist.
     pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
+        self.revalidate(c, url).await;
         self.read_at(c, self.depth(), url, range).await
     }
 
@@ -138,6 +176,19 @@ impl Store {
         let known = self.known.borrow().as_ref().and_then(|k| k.get(url));
         if let Some(known) = known {
             return Ok(known.map(|d| d.to_vec()));
+        }
+        if self.layer_of(self.depth(), url).is_some() {
+            self.revalidate(c, url).await;
+        }
+        self.read_document_at(c, self.depth(), url, limit).await
+    }
+
+    /// The document at `url` read again from its object (not from a group's consolidated
+    /// metadata, nor a copy cached here).
+    pub async fn read_document_fresh<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
+        match self.layer_of(self.depth(), url) {
+            None => self.transport.forget(url),
+            Some(_) => self.revalidate(c, url).await,
         }
         self.read_document_at(c, self.depth(), url, limit).await
     }
@@ -169,6 +220,9 @@ impl Store {
         if self.depth() == 0 {
             return self.transport.read_spans(c, wanted, each).await;
         }
+        if let Some((url, _)) = wanted.first() {
+            self.revalidate(c, url).await;
+        }
         let mut outer: Vec<(String, ByteRange)> = Vec::new();
         let mut from: Vec<usize> = Vec::new();
         for (i, (url, range)) in wanted.iter().enumerate() {
@@ -192,12 +246,16 @@ impl Store {
         if self.layer_of(self.depth(), url).is_none() {
             return self.transport.hold_whole(c, url, most).await;
         }
-        if let Some(g) = self.transport.held_again(url) {
+        let stamp = self.stamp_at(self.depth(), url);
+        if let Some(g) = self.transport.held_again(url, stamp) {
             return Some(g);
         }
-        // A key inside a layer: its whole range (or bytes), however large it is.
+        // A key inside a layer: its whole range (or bytes), however large it is — held as of the
+        // version its read began with.
         match self.read(c, url, ByteRange::Full).await {
-            Ok(Some(r)) if most.is_none_or(|m| r.bytes.len() as u64 <= m) => self.transport.hold(url, r.bytes),
+            Ok(Some(r)) if most.is_none_or(|m| r.bytes.len() as u64 <= m) && self.stamp_at(self.depth(), url) == stamp => {
+                self.transport.hold(url, r.bytes, stamp)
+            }
             _ => None,
         }
     }
@@ -211,7 +269,20 @@ impl Store {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
-        self.transport.memo(c, url, key, size, work).await
+        self.memo_at(c, self.depth(), url, key, size, work).await
+    }
+
+    /// [`Store::memo`] seen through the first `depth` layers.
+    async fn memo_at<C, V, F, Fut>(&self, c: &C, depth: usize, url: &str, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
+        self.revalidate(c, url).await;
+        let tree = self.layer_of(depth, url).is_some();
+        self.transport.memo_at(c, url, tree, key, size, work).await
     }
 
     /// The innermost layer: the one every node opened through this store is in.
@@ -266,6 +337,12 @@ impl Objects for Below<'_> {
     fn max_document(&self) -> u64 {
         self.store.config().max_document
     }
+    fn stamp(&self, url: &str) -> u64 {
+        self.store.stamp_at(self.depth, url)
+    }
+    fn described_by(&self, target: &str, by: &str) {
+        self.store.versions().described_by(target, by)
+    }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         self.store.read_at(c, self.depth, url, range).await
     }
@@ -280,7 +357,7 @@ impl Objects for Below<'_> {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
-        self.store.transport.memo(c, url, key, size, work).await
+        self.store.memo_at(c, self.depth, url, key, size, work).await
     }
 }
 
@@ -291,6 +368,12 @@ impl Objects for Store {
     }
     fn max_document(&self) -> u64 {
         self.config().max_document
+    }
+    fn stamp(&self, url: &str) -> u64 {
+        self.stamp_at(self.depth(), url)
+    }
+    fn described_by(&self, target: &str, by: &str) {
+        self.versions().described_by(target, by)
     }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read(self, c, url, range).await
@@ -305,6 +388,6 @@ impl Objects for Store {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
-        self.transport.memo(c, url, key, size, work).await
+        Store::memo(self, c, url, key, size, work).await
     }
 }

@@ -90,6 +90,9 @@ macro_rules! kinds {
             pub fn url(&self) -> &str {
                 match self { $(Layer::$variant(k) => k.url(),)* }
             }
+            pub fn version_url(&self) -> Option<String> {
+                match self { $(Layer::$variant(k) => k.version_url(),)* }
+            }
             pub fn key<'a>(&self, url: &'a str) -> Option<&'a str> {
                 match self { $(Layer::$variant(k) => k.key(url),)* }
             }

@@ -68,6 +68,11 @@ impl<K: Ord + Clone, V: Clone> Lru<K, V> {
         self.map.range(lo.clone()..).map(|(k, _)| k)
     }
 
+    /// Entries from `lo` upwards, in order (not marked as used).
+    pub fn entries_from<'a>(&'a self, lo: &K) -> impl Iterator<Item = (&'a K, &'a V)> + 'a {
+        self.map.range(lo.clone()..).map(|(k, (v, _, _))| (k, v))
+    }
+
     pub fn remove(&mut self, k: &K) {
         if let Some((_, s, _)) = self.map.remove(k) {
             self.bytes -= s;

@@ -37,6 +37,10 @@ pub struct Config {
     /// The most bytes a document read with `read_document` may have.
     pub max_document: u64,
     pub retry: Retry,
+    /// How long what was read is trusted before it is checked again.
+    pub recheck: super::Recheck,
+    /// Whether ranged reads ask the server to refuse a changed object.
+    pub conditional: super::Conditional,
 }
 
 impl Default for Config {
@@ -49,6 +53,8 @@ impl Default for Config {
             max_body: crate::core::error::MAX_DECODED as u64,
             max_document: crate::core::error::MAX_METADATA as u64,
             retry: Retry::default(),
+            recheck: super::Recheck::Open,
+            conditional: super::Conditional::None,
         }
     }
 }
@@ -68,4 +74,8 @@ pub struct Stats {
     pub memo_fills: u64,
     /// Requests sent again after a transient failure.
     pub retries: u64,
+    /// Objects asked again whether they changed (`recheck` after a time).
+    pub revalidations: u64,
+    /// Changes of an object seen under an open array (each read resolved again, or `Changed`).
+    pub changes: u64,
 }

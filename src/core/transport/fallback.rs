@@ -40,12 +40,13 @@ impl Transport {
     /// size, then an explicit range. `at_most`: the whole object when it is shorter.
     async fn read_suffix<C: HttpClient>(&self, c: &C, url: &str, n: u64, at_most: bool) -> Result<Option<RangeRead>> {
         let whole_range = if at_most { ByteRange::Tail(n) } else { ByteRange::Suffix(n) };
+        let stamp = self.stamp(url, false);
         let mut wrong = 0;
         while !self.no_suffix.get() {
             let r = self.send(c, Method::Get, url, Some((format!("bytes=-{n}"), n)), None).await?;
             match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
-                Status::Whole => return self.keep_whole(url, r.body, whole_range).map(Some),
+                Status::Whole => return self.keep_whole(url, r.body, whole_range, stamp).map(Some),
                 Status::Partial => {
                     if let Some((a, b, Some(total))) = r.content_range.as_deref().and_then(parse_content_range) {
                         // The last `n` bytes, or (a tail) the whole of a shorter object.
@@ -105,13 +106,14 @@ impl Transport {
         };
         // An answer that is not the range asked for is asked for once more, then an error:
         // never data.
+        let stamp = self.stamp(url, false);
         let mut tries = 0;
         loop {
             tries += 1;
             let r = self.send(c, Method::Get, url, Some((format!("bytes={offset}-{last}"), len)), (head == Some(true)).then_some(len)).await?;
             let wrong = match classify(url, r.status, self.config.treat403_as_missing)? {
                 Status::Missing => return Ok(None),
-                Status::Whole => return self.keep_whole(url, r.body, range).map(Some),
+                Status::Whole => return self.keep_whole(url, r.body, range, stamp).map(Some),
                 Status::Partial => {
                     // A Content-Range the client can see must name exactly the bytes asked for
                     // (where a browser hides it, the body's length is all there is to check).

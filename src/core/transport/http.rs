@@ -32,6 +32,40 @@ pub struct Request<'a> {
     /// time, runs out: a client should not keep a request waiting for a connection slot past
     /// it while its origin shows no progress (a silent server holds every slot).
     pub deadline: Option<f64>,
+    /// A validator the answer must match (the `conditional` option).
+    pub condition: Option<Condition>,
+    /// What the platform's HTTP cache may do with it.
+    pub cache: CacheMode,
+}
+
+impl<'a> Request<'a> {
+    /// A request with nothing but its method, URL and `Range` (tests, probes).
+    pub fn new(method: Method, url: &'a str, range: Option<String>) -> Self {
+        Request { method, url, range, limit: None, asked: None, stall_ms: None, deadline: None, condition: None, cache: CacheMode::NoStore }
+    }
+}
+
+/// A conditional request's header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Condition {
+    /// `If-Match: <etag>`: 412 when the object is another version.
+    IfMatch(String),
+    /// `If-Unmodified-Since: <date>` (no strong tag visible): 412 when modified since.
+    IfUnmodifiedSince(String),
+    /// `If-Range: <etag or date>`: the range when unchanged, else 200 and the whole object.
+    IfRange(String),
+}
+
+/// The `cache` mode of a browser's `fetch` (Node's has no HTTP cache).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheMode {
+    /// `no-store`: neither from nor into the cache. Ranges and `HEAD`s: a cached range of an
+    /// older version must not answer (and Chrome serialises concurrent range reads of one URL
+    /// through its cache otherwise).
+    NoStore,
+    /// `no-cache`: a cached copy only once the server confirmed it (a conditional request, 304).
+    /// Whole objects (documents): never a stale copy, nor the body again when unchanged.
+    Revalidate,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -41,6 +75,10 @@ pub struct Response {
     pub content_length: Option<u64>,
     /// The `Retry-After` header (seconds, or an HTTP date).
     pub retry_after: Option<String>,
+    /// The validators, where the client can see them (a browser shows `ETag` cross-origin only
+    /// when the server exposes it; `Last-Modified` always).
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
     pub body: Vec<u8>,
 }
 
@@ -118,6 +156,8 @@ pub(crate) fn classify(url: &str, status: u16, treat403_as_missing: bool) -> Res
         200 => Ok(Status::Whole),
         404 | 410 => Ok(Status::Missing),
         403 if treat403_as_missing => Ok(Status::Missing),
+        // A conditional read refused: the object is another version (see `Transport::send`).
+        412 => Err(Error::new(ErrorCode::Changed, format!("{url}: changed while open (HTTP 412)")).with_status(412)),
         400 | 416 => Ok(Status::Refused),
         s => Err(Error::new(ErrorCode::HttpError, format!("{url}: HTTP {s}")).with_status(s)),
     }

@@ -4,8 +4,12 @@
 //! of every request (and of the bytes asked and sent), a virtual clock for retries, a source of
 //! the backoff's jitter, and a hook that answers a request its own way (faults). Objects are
 //! held, read from a source by URL (a fixtures directory), or made range by range (too large to
-//! hold: what a hostile server claims). Nothing here is used by the library itself.
-use super::http::{parse_content_range, HttpClient, Method, Request, Response};
+//! hold: what a hostile server claims). Every object has a version — each `put` a new one — shown
+//! as S3, GCS and nginx show it (`ETag`, `Last-Modified`; or only the latter, as a browser shows
+//! a cross-origin answer whose `ETag` is not exposed; or neither: [`Validators`]), and
+//! conditional requests are answered as RFC 9110 has it. Nothing here is used by the library
+//! itself.
+use super::http::{parse_content_range, Condition, HttpClient, Method, Request, Response};
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -39,6 +43,18 @@ pub enum Serve {
     Forbid403,
     /// Every request answered 500.
     Always500,
+}
+
+/// Which validators answers carry (and a client sees).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Validators {
+    /// `ETag` and `Last-Modified`.
+    #[default]
+    Both,
+    /// `Last-Modified` only (a browser, cross-origin, without `Access-Control-Expose-Headers`).
+    Modified,
+    /// Neither.
+    None,
 }
 
 /// One request as the server saw it.
@@ -125,8 +141,11 @@ type Hook = Box<dyn Fn(&ObjectServer, &Request<'_>) -> Option<Result<Response>>>
 
 pub struct ObjectServer {
     source: Source,
-    objects: RefCell<BTreeMap<String, Body>>,
+    /// Objects and their versions.
+    objects: RefCell<BTreeMap<String, (Body, u64)>>,
+    versions: Cell<u64>,
     pub serve: Cell<Serve>,
+    pub validators: Cell<Validators>,
     hook: Option<Hook>,
     random: Option<Box<dyn Fn() -> f64>>,
     log: RefCell<Vec<Logged>>,
@@ -159,7 +178,9 @@ impl ObjectServer {
         ObjectServer {
             source: Box::new(source),
             objects: RefCell::default(),
+            versions: Cell::new(0),
             serve: Cell::new(Serve::Honest),
+            validators: Cell::new(Validators::Both),
             hook: None,
             random: None,
             log: RefCell::default(),
@@ -193,14 +214,26 @@ impl ObjectServer {
         self
     }
 
+    /// Put (or replace: a new version) the object at `url`.
     pub fn put(&self, url: &str, bytes: impl Into<Vec<u8>>) {
-        self.objects.borrow_mut().insert(url.to_string(), Body::Held(bytes.into()));
+        let v = self.versions.get() + 1;
+        self.versions.set(v);
+        self.objects.borrow_mut().insert(url.to_string(), (Body::Held(bytes.into()), v));
+    }
+
+    /// Remove the object at `url` (a source's too: it answers 404 from now on).
+    pub fn delete(&self, url: &str) {
+        let v = self.versions.get() + 1;
+        self.versions.set(v);
+        self.objects.borrow_mut().insert(url.to_string(), (Body::Held(Vec::new()), u64::MAX));
     }
 
     /// An object of `size` bytes, too large to hold: `make(start, end)` gives the bytes of
     /// each range asked for (a whole-object answer asks for all of them).
     pub fn put_made(&self, url: &str, size: u64, make: impl Fn(u64, u64) -> Vec<u8> + 'static) {
-        self.objects.borrow_mut().insert(url.to_string(), Body::Made(size, Rc::new(make)));
+        let v = self.versions.get() + 1;
+        self.versions.set(v);
+        self.objects.borrow_mut().insert(url.to_string(), (Body::Made(size, Rc::new(make)), v));
     }
 
     pub fn abort(&self) {
@@ -217,8 +250,22 @@ impl ObjectServer {
     }
 
     fn body(&self, url: &str) -> Option<Body> {
+        self.versioned(url).map(|(b, _)| b)
+    }
+
+    /// The object at `url` and its version (a source's objects: version 0).
+    fn versioned(&self, url: &str) -> Option<(Body, u64)> {
         let base = normalized(url.split(['?', '#']).next().unwrap_or(url));
-        self.objects.borrow().get(&base).cloned().or_else(|| (self.source)(&base).map(Body::Held))
+        match self.objects.borrow().get(&base).cloned() {
+            Some((_, u64::MAX)) => None,
+            Some(found) => Some(found),
+            None => (self.source)(&base).map(|b| (Body::Held(b), 0)),
+        }
+    }
+
+    /// The `ETag` of the object at `url` as it is now (`"v<n>"`), if it exists.
+    pub fn etag(&self, url: &str) -> Option<String> {
+        self.versioned(url).map(|(_, v)| format!("\"v{v}\""))
     }
 
     pub fn log(&self) -> Vec<Logged> {
@@ -247,17 +294,41 @@ impl ObjectServer {
         self.peak.set(self.asking.get());
     }
 
-    /// The answer `serve` gives to `req`, without the hook.
+    /// The answer `serve` gives to `req`, without the hook; with the object's validators as
+    /// `validators` says.
     pub fn answer(&self, req: &Request<'_>) -> Response {
+        let mut r = self.answer_plain(req);
+        if let (Some((_, v)), true) = (self.versioned(req.url), (200..300).contains(&r.status) || r.status == 412) {
+            let shown = self.validators.get();
+            if shown == Validators::Both {
+                r.etag = Some(format!("\"v{v}\""));
+            }
+            if shown != Validators::None {
+                r.last_modified = Some(http_date(v));
+            }
+        }
+        r
+    }
+
+    fn answer_plain(&self, req: &Request<'_>) -> Response {
         let status = |s: u16| Response { status: s, ..Default::default() };
         let serve = self.serve.get();
         if serve == Serve::Always500 {
             return status(500);
         }
-        let Some(body) = self.body(req.url) else {
+        let Some((body, version)) = self.versioned(req.url) else {
             return status(if serve == Serve::Forbid403 { 403 } else { 404 });
         };
         let size = body.size();
+        // Conditions, as RFC 9110 evaluates them (a weak tag never matches `If-Match`).
+        let (etag, modified) = (format!("\"v{version}\""), http_date(version));
+        let mut whole_for_range = false;
+        match &req.condition {
+            Some(Condition::IfMatch(t)) if *t != etag => return status(412),
+            Some(Condition::IfUnmodifiedSince(d)) if *d != modified => return status(412),
+            Some(Condition::IfRange(v)) if *v != etag && *v != modified => whole_for_range = true,
+            _ => {}
+        }
         let no_length = serve == Serve::NoSuffixNoLength;
         if req.method == Method::Head {
             return Response { status: 200, content_length: (!no_length).then_some(size), ..Default::default() };
@@ -269,7 +340,7 @@ impl ObjectServer {
             ..Default::default()
         };
         let Some(range) = req.range.as_deref() else { return whole(body) };
-        if serve == Serve::IgnoreRange {
+        if serve == Serve::IgnoreRange || whole_for_range {
             return whole(body);
         }
         // As RFC 9110 has it: the object's size with an unsatisfiable range.
@@ -301,8 +372,16 @@ impl ObjectServer {
         let content_range =
             (serve != Serve::NoContentRange).then(|| format!("bytes {}-{}/{size}", start + shift, end - 1 + shift));
         let content_length = (!no_length).then_some(end - start);
-        Response { status: 206, content_range, content_length, body: body.bytes(start, end), retry_after: None }
+        Response { status: 206, content_range, content_length, body: body.bytes(start, end), ..Default::default() }
     }
+}
+
+/// The `Last-Modified` of version `v`: a second per version.
+fn http_date(v: u64) -> String {
+    let s = v % 60;
+    let m = (v / 60) % 60;
+    let h = (v / 3600) % 24;
+    format!("Mon, 01 Jan 2024 {h:02}:{m:02}:{s:02} GMT")
 }
 
 /// `url` with its `.` and `..` path segments resolved.
@@ -404,15 +483,7 @@ mod tests {
     use futures_executor::block_on;
 
     fn get<'a>(url: &'a str, range: Option<&str>) -> Request<'a> {
-        Request {
-            method: Method::Get,
-            url,
-            range: range.map(String::from),
-            limit: None,
-            asked: None,
-            stall_ms: None,
-            deadline: None,
-        }
+        Request::new(Method::Get, url, range.map(String::from))
     }
 
     #[test]

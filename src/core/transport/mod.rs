@@ -2,8 +2,9 @@
 //! real servers need ([`fallback`]); retries ([`retry`]); in-flight sharing ([`dedup`]);
 //! coalescing of spans wanted together ([`spans`], [`coalesce`]); the request limiter and the
 //! budget of bytes in flight ([`limit`]); the byte-bounded cache ([`cache`]) and what holds whole
-//! objects ([`wholes`]); counters. Knows nothing of what the objects hold: no store kind, no
-//! format.
+//! objects ([`wholes`]); the version of every object read ([`versions`]): everything cached is
+//! stamped with it and served only while it holds; counters. Knows nothing of what the objects
+//! hold: no store kind, no format.
 //!
 //! May import: `error`, `nd`, `json`, `zstd`, `crc`, `urls`, `bytes`.
 //!
@@ -22,11 +23,13 @@ pub mod range;
 mod retry;
 mod spans;
 pub mod vecmap;
+pub mod versions;
 mod whole_reads;
 pub mod wholes;
 
 pub use config::{Config, Retry, Stats};
-pub use http::{ByteRange, HttpClient, Method, Request, Response};
+pub use http::{ByteRange, CacheMode, Condition, HttpClient, Method, Request, Response};
+pub use versions::{Conditional, Recheck, Versions};
 pub use objects::Objects;
 pub use range::{within, RangeRead};
 pub use wholes::{HeldWhole, LastWhole, Pin};
@@ -74,8 +77,13 @@ type Key = (String, Slot);
 /// objects hold which keys).
 pub struct Transport {
     config: Config,
-    cache: RefCell<Lru<Key, Entry>>,
-    memos: Dedup<Key, Rc<dyn Any>>,
+    /// Entries stamped with their object's epoch (or, for keys inside layers, the tree's
+    /// generation) when what they were made from was read: served only while it is current.
+    cache: RefCell<Lru<Key, (Entry, u64)>>,
+    /// Computations under way, by key and stamp (one under an older stamp is not joined).
+    memos: Dedup<(Key, u64), Rc<dyn Any>>,
+    /// Revalidations under way (`recheck` after a time), by URL.
+    checks: Dedup<String, ()>,
     /// Range reads under way: a read inside one of them waits for it instead of asking again.
     reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
     /// Set once the server mishandled a suffix range: go straight to HEAD + range.
@@ -87,11 +95,13 @@ pub struct Transport {
     /// Bytes of ranged answers in flight, at most `max_body` together (one larger alone).
     budget: Budget,
     stats: Cell<Stats>,
+    versions: Rc<Versions>,
 }
 
 impl Transport {
     pub fn new(config: Config) -> Self {
         Transport {
+            versions: Rc::new(Versions::new(config.recheck, config.conditional)),
             cache: RefCell::new(Lru::new(config.cache_bytes)),
             budget: Budget::new(config.max_body),
             config,
@@ -101,11 +111,78 @@ impl Transport {
             range_ignored: Cell::new(false),
             wholes: wholes::Wholes::default(),
             stats: Cell::new(Stats::default()),
+            checks: Dedup::default(),
         }
     }
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The versions this transport checks answers against (shared with the transports of the
+    /// nodes opened from one another).
+    pub fn versions(&self) -> Rc<Versions> {
+        self.versions.clone()
+    }
+
+    /// Check answers against `versions` (a parent's) from now on.
+    pub fn share_versions(&mut self, versions: Rc<Versions>) {
+        self.versions = versions;
+    }
+
+    /// The current stamp of `url`: its epoch, or for a key inside a layer (`tree`) the tree's
+    /// generation.
+    pub fn stamp(&self, url: &str, tree: bool) -> u64 {
+        if tree {
+            self.versions.generation()
+        } else {
+            self.versions.epoch(url)
+        }
+    }
+
+    /// The cache's entry at `key` if its stamp is `stamp` (an older one is dropped).
+    fn cached(&self, key: &Key, stamp: u64) -> Option<Entry> {
+        let mut cache = self.cache.borrow_mut();
+        match cache.get(key)? {
+            (e, s) if s == stamp => Some(e),
+            _ => {
+                cache.remove(key);
+                None
+            }
+        }
+    }
+
+    /// Cache `entry` at `key`, made from what was read under `stamp`, if that is still current.
+    fn put(&self, key: Key, entry: Entry, stamp: u64, tree: bool, size: usize) {
+        if self.stamp(&key.0, tree) == stamp {
+            self.cache.borrow_mut().put(key, (entry, stamp), size);
+        }
+    }
+
+    /// With `recheck` after a time: when what is known of the object at `url` was last
+    /// confirmed too long ago, ask once (`HEAD`; shared by the reads wanting it) whether it is
+    /// still that version. A change found is recorded (what was derived from it is dropped);
+    /// a server that does not answer `HEAD` leaves the cached bytes of the object to be read
+    /// again instead.
+    pub async fn revalidate<C: HttpClient>(&self, c: &C, url: &str) {
+        if !self.versions.stale(url, c.now()) {
+            return;
+        }
+        let work = || async {
+            let r = self.send(c, http::Method::Head, url, None, None).await;
+            if let Ok(r) = &r {
+                self.count(|s| s.revalidations += 1);
+                if classify(url, r.status, self.config.treat403_as_missing).is_ok() {
+                    return Ok(());
+                }
+            }
+            // (A change was recorded by the answer; otherwise the cached bytes go.)
+            if r.as_ref().err().is_none_or(|e| e.code != ErrorCode::Changed) {
+                self.forget(url);
+            }
+            Ok(())
+        };
+        let _ = self.checks.run(url.to_string(), || c.is_aborted(), work).await;
     }
 
     pub fn stats(&self) -> Stats {
@@ -123,10 +200,12 @@ impl Transport {
         self.range_ignored.get()
     }
 
-    /// Whether anything about the object at `url` is cached (its index, bytes, absence).
-    pub fn knows(&self, url: &str) -> bool {
+    /// Whether anything about the object at `url` is cached under `stamp` (its index, bytes,
+    /// absence).
+    pub fn knows(&self, url: &str, stamp: u64) -> bool {
         let lo = (url.to_string(), Slot::Object);
-        self.cache.borrow().keys_from(&lo).next().is_some_and(|k| k.0 == url) || self.whole_held(url).is_some()
+        let cached = self.cache.borrow().entries_from(&lo).take_while(|(k, _)| k.0 == url).any(|(_, (_, s))| *s == stamp);
+        cached || self.whole_held(url, stamp).is_some()
     }
 
     /// Drop everything cached about the object at `url` (its bytes, derived values).
@@ -138,16 +217,20 @@ impl Transport {
         self.forget_whole(url);
     }
 
-    /// The object at `url` does not exist: one 404 per object, however many of its indexes or
-    /// spans are wanted.
-    fn missing(&self, url: &str) {
-        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Missing, url.len() + 64);
+    /// The object at `url` does not exist (as read under `stamp`): one 404 per object, however
+    /// many of its indexes or spans are wanted.
+    fn missing(&self, url: &str, stamp: u64) {
+        self.put((url.to_string(), Slot::Object), Entry::Missing, stamp, false, url.len() + 64);
     }
 
     /// A whole small object (a metadata document) of at most `limit` bytes; `None` when absent.
     pub async fn read_document<C: HttpClient>(&self, c: &C, url: &str, limit: u64) -> Result<Option<Vec<u8>>> {
-        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
-        match cached {
+        // A copy confirmed too long ago is read again (one GET: no HEAD first).
+        if self.versions.stale(url, c.now()) {
+            self.forget(url);
+        }
+        let stamp = self.stamp(url, false);
+        match self.cached(&(url.to_string(), Slot::Object), stamp) {
             Some(Entry::Object(whole)) => return Ok(Some(whole.to_vec())),
             Some(Entry::Missing) => return Ok(None),
             _ => {}
@@ -155,7 +238,7 @@ impl Transport {
         let r = self.send_limited(c, http::Method::Get, url, None, Some((limit, "maxMetadataBytes"))).await?;
         match classify(url, r.status, self.config.treat403_as_missing)? {
             Status::Missing => {
-                self.missing(url);
+                self.missing(url, stamp);
                 Ok(None)
             }
             Status::Whole | Status::Partial => Ok(Some(r.body)),
@@ -165,24 +248,25 @@ impl Transport {
 
     /// Read `range` of the object at `url`; `None` when it does not exist.
     pub async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
-        let cached = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object));
-        if let Some(Entry::Missing) = cached {
+        self.revalidate(c, url).await;
+        let stamp = self.stamp(url, false);
+        if let Some(Entry::Missing) = self.cached(&(url.to_string(), Slot::Object), stamp) {
             return Ok(None);
         }
-        if let Some(whole) = self.whole_held(url) {
+        if let Some(whole) = self.whole_held(url, stamp) {
             return range::slice(url, &whole, range).map(Some);
         }
         if self.range_ignored.get() {
             return match self.whole(c, url).await? {
                 Some(w) => range::slice(url, &w, range).map(Some),
                 None => {
-                    self.missing(url);
+                    self.missing(url, stamp);
                     Ok(None)
                 }
             };
         }
         if let ByteRange::Range { offset, len } = range {
-            if let Some(bytes) = self.held_range(url, offset, len) {
+            if let Some(bytes) = self.held_range(url, offset, len, stamp) {
                 return Ok(Some(RangeRead { bytes, object_size: None }));
             }
             self.check_len(url, offset, len)?;
@@ -192,7 +276,7 @@ impl Transport {
             _ => self.fetch(c, url, range).await?,
         };
         if got.is_none() {
-            self.missing(url);
+            self.missing(url, stamp);
         }
         Ok(got)
     }
@@ -207,6 +291,18 @@ impl Transport {
         F: Fn() -> Fut,
         Fut: Future<Output = Result<V>>,
     {
+        self.revalidate(c, url).await;
+        self.memo_at(c, url, false, key, size, work).await
+    }
+
+    /// [`memo`](Self::memo) of a value stamped as `tree` says (see [`Transport::stamp`]).
+    pub async fn memo_at<C, V, F, Fut>(&self, c: &C, url: &str, tree: bool, key: Vec<u64>, size: fn(&V) -> usize, work: F) -> Result<Rc<V>>
+    where
+        C: HttpClient,
+        V: Any,
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<V>>,
+    {
         let work = || -> Computed<'_> {
             let f = work();
             Box::pin(async move {
@@ -215,7 +311,7 @@ impl Transport {
                 Ok((Rc::new(v) as Rc<dyn Any>, n))
             })
         };
-        let v = self.memo_any(c, url, key, &work).await?;
+        let v = self.memo_any(c, url, tree, key, &work).await?;
         v.downcast::<V>().map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
     }
 
@@ -226,22 +322,25 @@ impl Transport {
         &'a self,
         c: &'a C,
         url: &'a str,
+        tree: bool,
         key: Vec<u64>,
         work: &'a dyn Fn() -> Computed<'a>,
     ) -> core::pin::Pin<Box<dyn Future<Output = Result<Rc<dyn Any>>> + 'a>> {
         Box::pin(async move {
             let key: Key = (url.to_string(), Slot::Derived(key));
-            if let Some(Entry::Derived(v)) = self.cache.borrow_mut().get(&key) {
+            let stamp = self.stamp(url, tree);
+            if let Some(Entry::Derived(v)) = self.cached(&key, stamp) {
                 self.count(|s| s.memo_hits += 1);
                 return Ok(v);
             }
             let compute = || async {
                 let (v, n) = work().await?;
                 self.count(|s| s.memo_fills += 1);
-                self.cache.borrow_mut().put(key.clone(), Entry::Derived(v.clone()), n);
+                // (Not kept when its object changed meanwhile: it may mix two versions.)
+                self.put(key.clone(), Entry::Derived(v.clone()), stamp, tree, n);
                 Ok(v)
             };
-            self.memos.run(key.clone(), || c.is_aborted(), compute).await
+            self.memos.run((key.clone(), stamp), || c.is_aborted(), compute).await
         })
     }
 }
@@ -252,6 +351,12 @@ impl Objects for Transport {
     }
     fn max_document(&self) -> u64 {
         self.config.max_document
+    }
+    fn stamp(&self, url: &str) -> u64 {
+        Transport::stamp(self, url, false)
+    }
+    fn described_by(&self, target: &str, by: &str) {
+        self.versions.described_by(target, by)
     }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Transport::read(self, c, url, range).await

@@ -15,6 +15,12 @@ pub trait Objects {
     fn max_body(&self) -> u64;
     /// The most bytes a metadata document may have (`maxMetadataBytes`).
     fn max_document(&self) -> u64;
+    /// The stamp of what is read of the object at `url` now (see `versions`): a value derived
+    /// from it under another stamp is of another version, not to be used.
+    fn stamp(&self, url: &str) -> u64;
+    /// Where the bytes of the object at `target` are is what the object at `by` says (a
+    /// reference file's targets; see `versions::Versions::described_by`).
+    fn described_by(&self, target: &str, by: &str);
     /// `range` of the object at `url`; `None` when it does not exist.
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
     /// The whole object at `url` as a document of at most `limit` bytes; `None` when absent.

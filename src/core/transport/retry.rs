@@ -1,7 +1,8 @@
 //! One request at a time, as the network allows: retried on network errors and transient
 //! statuses with exponential backoff and full jitter, within the attempts and the time budget;
 //! answers bounded by the limits and the bytes asked for; counted.
-use super::http::{retry_after_ms, short, transient, HttpClient, Method, Request, Response};
+use super::http::{retry_after_ms, short, transient, CacheMode, Condition, HttpClient, Method, Request, Response};
+use super::versions::{Conditional, Seen, Version};
 use super::Transport;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use alloc::format;
@@ -30,8 +31,10 @@ impl Transport {
             Some(n) => Some(self.budget.reserve(n).await),
             None => None,
         };
+        let condition = range.as_ref().and_then(|_| self.condition(url));
+        let range_text = range.clone();
         // A hint is sent once: its retries would hold up the reads beside it.
-        let r = self.send_retried(c, method, url, range, Some(limit), asked, cap.is_some()).await?;
+        let r = self.send_retried(c, method, url, range, Some(limit), asked, cap.is_some(), condition).await?;
         let n = r.body.len() as u64;
         if n > limit {
             return Err(too_large(&format!("{url}: the answer"), n, limit, "maxDecodedBytes"));
@@ -39,7 +42,51 @@ impl Transport {
         if let Some(a) = asked.filter(|&a| r.status == 206 && n > a) {
             return Err(short(url, &format!("a partial answer of {n} bytes to a request for {a}")));
         }
+        self.observe(c, url, method, &r, range_text.as_deref())?;
         Ok(r)
+    }
+
+    /// The condition a ranged read carries (the `conditional` option), once a version of the
+    /// object is known.
+    fn condition(&self, url: &str) -> Option<Condition> {
+        let how = self.versions.conditional;
+        if how == Conditional::None {
+            return None;
+        }
+        let v = self.versions.current(url)?;
+        let tag = v.strong_etag().map(String::from);
+        match how {
+            Conditional::IfMatch => tag.map(Condition::IfMatch).or(v.modified.map(Condition::IfUnmodifiedSince)),
+            _ => tag.or(v.modified).map(Condition::IfRange),
+        }
+    }
+
+    /// Check an answer against the version recorded for its object: a change (or a read the
+    /// server refused as of another version, 412) fails with `Changed`, what was derived from
+    /// the old version no longer served. A whole new object sent for an `If-Range` read is kept
+    /// for the read that resolves it again.
+    fn observe<C: HttpClient>(&self, c: &C, url: &str, method: Method, r: &Response, asked: Option<&str>) -> Result<()> {
+        let seen = match r.status {
+            200 | 206 | 416 => Seen::Version(Version::of(r, method == Method::Get, method == Method::Head, asked)),
+            404 | 410 => Seen::Missing,
+            403 if self.config.treat403_as_missing => Seen::Missing,
+            412 => {
+                self.count(|s| s.changes += 1);
+                return Err(self.versions.changed(url, "HTTP 412: the server refused to read the version known").with_status(412));
+            }
+            _ => return Ok(()),
+        };
+        let whole = matches!(&seen, Seen::Version(_)) && r.status == 200 && method == Method::Get;
+        let before = self.versions.generation();
+        let got = self.versions.observe(url, seen, c.now());
+        if self.versions.generation() != before {
+            self.count(|s| s.changes += 1);
+            if whole && self.versions.conditional == Conditional::IfRange {
+                let stamp = self.stamp(url, false);
+                self.keep(url, r.body.clone(), stamp);
+            }
+        }
+        got
     }
 
     /// A request whose body may not exceed `limit` (bytes, and the option that sets them).
@@ -51,13 +98,15 @@ impl Transport {
         range: Option<String>,
         limit: Option<(u64, &str)>,
     ) -> Result<Response> {
-        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None, false).await?;
+        let asked = range.clone();
+        let r = self.send_retried(c, method, url, range, limit.map(|l| l.0), None, false, None).await?;
         if let Some((l, option)) = limit {
             let n = r.body.len() as u64;
             if n > l {
                 return Err(too_large(&format!("{url}: the answer"), n, l, option));
             }
         }
+        self.observe(c, url, method, &r, asked.as_deref())?;
         Ok(r)
     }
 
@@ -74,6 +123,7 @@ impl Transport {
         limit: Option<u64>,
         asked: Option<u64>,
         once: bool,
+        condition: Option<Condition>,
     ) -> Result<Response> {
         let policy = self.config.retry;
         let start = c.now();
@@ -83,8 +133,11 @@ impl Transport {
                 return Err(Error::new(ErrorCode::Aborted, format!("{url}: aborted")));
             }
             let deadline = start.map(|t0| t0 + policy.budget_ms + policy.stall_ms);
-            let req =
-                Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline };
+            // A whole object may come from the platform's cache once the server confirmed it; a
+            // range or a HEAD never does (see `CacheMode`).
+            let cache = if method == Method::Get && range.is_none() { CacheMode::Revalidate } else { CacheMode::NoStore };
+            let condition = condition.clone();
+            let req = Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline, condition, cache };
             let got = c.send(req).await.map_err(|e| e.at(url));
             if let Ok(r) = &got {
                 self.count(|s| {

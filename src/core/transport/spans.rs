@@ -35,11 +35,13 @@ impl Transport {
         }
         let mut jobs: Vec<Job> = Vec::new();
         for (url, items) in by_url.into_vec() {
+            self.revalidate(c, url).await;
+            let stamp = self.stamp(url, false);
             let mut spans: Vec<(usize, u64, u64)> = Vec::new();
             let mut held = Vec::new();
             for i in items {
                 match wanted[i].1 {
-                    ByteRange::Range { offset, len } => match self.held_range(url, offset, len) {
+                    ByteRange::Range { offset, len } => match self.held_range(url, offset, len, stamp) {
                         Some(bytes) => held.push((i, bytes)),
                         None => match self.check_len(url, offset, len) {
                             Ok(()) => spans.push((i, offset, len)),
@@ -81,11 +83,12 @@ impl Transport {
             }
         }
         let mut fetches = stream::iter(jobs.into_iter().map(|(url, range, members)| async move {
+            let stamp = self.stamp(&url, false);
             let got = self.read(c, &url, range).await;
-            (url, range, got, members)
+            (url, range, got, members, stamp)
         }))
         .buffer_unordered(CONCURRENCY);
-        while let Some((url, range, got, members)) = fetches.next().await {
+        while let Some((url, range, got, members, stamp)) = fetches.next().await {
             let fetched = match got {
                 Ok(Some(f)) => f,
                 // The object went missing (or the read failed): every span of it says so.
@@ -110,7 +113,7 @@ impl Transport {
                 let asked: u64 = members.iter().filter_map(|m| m.2).sum();
                 if asked < len {
                     // The gaps may hold spans asked for a moment later (a viewer's next tiles).
-                    self.hold_merged(&url, offset, bytes.clone());
+                    self.hold_merged(&url, offset, bytes.clone(), stamp);
                 }
             }
             let mut whole = Some(bytes);
@@ -157,11 +160,11 @@ impl Transport {
         }
     }
 
-    /// Hold the answer to a merged read (`bytes` from `offset`) whose gaps hold bytes nobody
-    /// asked for yet: a later read inside it needs no request.
-    fn hold_merged(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>) {
+    /// Hold the answer to a merged read (`bytes` from `offset`, read under `stamp`) whose gaps
+    /// hold bytes nobody asked for yet: a later read inside it needs no request.
+    fn hold_merged(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>, stamp: u64) {
         let n = bytes.len();
-        self.cache.borrow_mut().put((url.to_string(), Slot::Held(offset)), Entry::Held(bytes), n);
+        self.put((url.to_string(), Slot::Held(offset)), Entry::Held(bytes), stamp, false, n);
     }
 
     /// Whether a range read under way covers `len` bytes at `offset` of `url`.
@@ -178,16 +181,16 @@ impl Transport {
     /// `len` bytes at `offset` of `url` from a held merged read, if one holds them. Held reads
     /// may overlap (a later, smaller one inside an earlier one): any starting up to `merge_max`
     /// before `offset` may cover it.
-    pub(super) fn held_range(&self, url: &str, offset: u64, len: u64) -> Option<Vec<u8>> {
+    pub(super) fn held_range(&self, url: &str, offset: u64, len: u64, stamp: u64) -> Option<Vec<u8>> {
         let end = offset.checked_add(len)?;
         let lo = (url.to_string(), Slot::Held(offset.saturating_sub(self.config.merge_max)));
         let hi = (url.to_string(), Slot::Held(offset));
-        let covers = |k: &Key, v: &Entry| match (&k.1, v) {
-            (Slot::Held(start), Entry::Held(b)) => start.saturating_add(b.len() as u64) >= end,
+        let covers = |k: &Key, v: &(Entry, u64)| match (&k.1, v) {
+            (Slot::Held(start), (Entry::Held(b), s)) => *s == stamp && start.saturating_add(b.len() as u64) >= end,
             _ => false,
         };
         let (key, value) = self.cache.borrow_mut().find_below(&lo, &hi, covers)?;
-        let ((_, Slot::Held(start)), Entry::Held(bytes)) = (key, value) else { return None };
+        let ((_, Slot::Held(start)), (Entry::Held(bytes), _)) = (key, value) else { return None };
         let from = usize::try_from(offset - start).ok()?;
         Some(bytes.get(from..from.checked_add(usize::try_from(len).ok()?)?)?.to_vec())
     }

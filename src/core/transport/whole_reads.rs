@@ -17,24 +17,24 @@ impl Transport {
         Pin { batches: w.batches.clone(), pinned: w.pinned.clone() }
     }
 
-    /// The whole object at `url` when it is held (cached, or by a holder).
-    pub fn whole_held(&self, url: &str) -> Option<Rc<Vec<u8>>> {
-        if let Some(Entry::Object(w)) = self.cache.borrow_mut().get(&(url.to_string(), Slot::Object)) {
+    /// The whole object at `url` when it is held under `stamp` (cached, or by a holder).
+    pub fn whole_held(&self, url: &str, stamp: u64) -> Option<Rc<Vec<u8>>> {
+        if let Some(Entry::Object(w)) = self.cached(&(url.to_string(), Slot::Object), stamp) {
             return Some(w);
         }
-        self.wholes.get(url)
+        self.wholes.get(url, stamp)
     }
 
-    /// Serve every read of `url` from `bytes` while the guard lives (an object read whole by a
-    /// store above: an entry of an archive).
-    pub fn hold(&self, url: &str, bytes: Vec<u8>) -> Option<HeldWhole> {
-        self.wholes.guard(url, Some(Rc::new(bytes)))
+    /// Serve every read of `url` from `bytes` (read under `stamp`) while the guard lives (an
+    /// object read whole by a store above: an entry of an archive).
+    pub fn hold(&self, url: &str, bytes: Vec<u8>, stamp: u64) -> Option<HeldWhole> {
+        self.wholes.guard(url, Some(Rc::new(bytes)), stamp)
     }
 
-    /// Whether a guard holds `url`; if so, one more.
-    pub fn held_again(&self, url: &str) -> Option<HeldWhole> {
-        if let Some(w) = self.whole_held(url) {
-            return self.wholes.guard(url, Some(w));
+    /// Whether a guard holds `url` under `stamp`; if so, one more.
+    pub fn held_again(&self, url: &str, stamp: u64) -> Option<HeldWhole> {
+        if let Some(w) = self.whole_held(url, stamp) {
+            return self.wholes.guard(url, Some(w), stamp);
         }
         None
     }
@@ -45,7 +45,8 @@ impl Transport {
     /// `most`: the bytes the object plausibly has at most; an answer running longer is cut
     /// there (and the reads go their usual way).
     pub async fn hold_whole<C: HttpClient>(&self, c: &C, url: &str, most: Option<u64>) -> Option<HeldWhole> {
-        if let Some(g) = self.held_again(url) {
+        let stamp = self.stamp(url, false);
+        if let Some(g) = self.held_again(url, stamp) {
             return Some(g);
         }
         let got = match most {
@@ -60,45 +61,50 @@ impl Transport {
             _ => self.fetch(c, url, ByteRange::Full).await,
         };
         match got {
-            Ok(Some(f)) => self.wholes.guard(url, Some(Rc::new(f.bytes))),
+            // (Held only as of the version its read began with: see `versions`.)
+            Ok(Some(f)) if self.stamp(url, false) == stamp => self.wholes.guard(url, Some(Rc::new(f.bytes)), stamp),
             Ok(None) => {
-                self.missing(url);
+                self.missing(url, stamp);
                 None
             }
-            Err(_) => None,
+            _ => None,
         }
     }
 
     /// The whole object at `url`, downloaded once however many reads want it at the same time
     /// (for a server that ignores Range).
     pub(super) async fn whole<C: HttpClient>(&self, c: &C, url: &str) -> Result<Option<Rc<Vec<u8>>>> {
-        if let Some(w) = self.whole_held(url) {
+        let stamp = self.stamp(url, false);
+        if let Some(w) = self.whole_held(url, stamp) {
             return Ok(Some(w));
         }
         let work = || async {
             match self.fetch(c, url, ByteRange::Full).await? {
                 None => Ok(None),
-                Some(f) => Ok(Some(self.keep(url, f.bytes))),
+                Some(f) => Ok(Some(self.keep(url, f.bytes, stamp))),
             }
         };
-        self.wholes.loading.run(url.to_string(), || c.is_aborted(), work).await
+        self.wholes.loading.run((url.to_string(), stamp), || c.is_aborted(), work).await
     }
 
-    /// A 200 answer to a ranged request: the server ignores Range. Slice it, and keep it for
-    /// later reads of this object.
-    pub(super) fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange) -> Result<RangeRead> {
+    /// A 200 answer to a ranged request (read under `stamp`): the server ignores Range. Slice
+    /// it, and keep it for later reads of this object.
+    pub(super) fn keep_whole(&self, url: &str, body: Vec<u8>, range: ByteRange, stamp: u64) -> Result<RangeRead> {
         self.range_ignored.set(true);
         let f = super::range::slice(url, &body, range)?;
-        self.keep(url, body);
+        self.keep(url, body, stamp);
         Ok(f)
     }
 
-    /// Keep a whole object: in the cache within its budget, and for the batches under way.
-    fn keep(&self, url: &str, body: Vec<u8>) -> Rc<Vec<u8>> {
+    /// Keep a whole object read under `stamp`: in the cache within its budget, and for the
+    /// batches under way (not when the object changed meanwhile).
+    pub(super) fn keep(&self, url: &str, body: Vec<u8>, stamp: u64) -> Rc<Vec<u8>> {
         let n = body.len();
         let body = Rc::new(body);
-        self.cache.borrow_mut().put((url.to_string(), Slot::Object), Entry::Object(body.clone()), n);
-        self.wholes.arrived(url, &body);
+        if self.stamp(url, false) == stamp {
+            self.put((url.to_string(), Slot::Object), Entry::Object(body.clone()), stamp, false, n);
+            self.wholes.arrived(url, &body, stamp);
+        }
         body
     }
 

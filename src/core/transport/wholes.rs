@@ -10,62 +10,71 @@ use core::cell::{Cell, RefCell};
 
 /// The last object a server sent whole for a ranged request, shared by the transports of every
 /// node opened over one container (an archive, a reference file's target): each array would
-/// otherwise download it again.
-pub type LastWhole = Rc<RefCell<Option<(String, Rc<Vec<u8>>)>>>;
+/// otherwise download it again. (Each whole object is kept with its stamp: see `versions`.)
+pub type LastWhole = Rc<RefCell<Option<(String, Rc<Vec<u8>>, u64)>>>;
 
-type Held = Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, usize)>>>;
+type Held = Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, usize, u64)>>>;
 
 #[derive(Default)]
 pub struct Wholes {
     /// Downloads under way (a server that ignores Range).
-    pub(super) loading: Dedup<String, Option<Rc<Vec<u8>>>>,
+    pub(super) loading: Dedup<(String, u64), Option<Rc<Vec<u8>>>>,
     /// Objects held for readers, with the number of guards holding each.
     held: Held,
     /// Batches under way: objects that arrive meanwhile are kept until the last one ends, so
     /// that no batch downloads one twice.
     pub(super) batches: Rc<Cell<usize>>,
-    pub(super) pinned: Rc<RefCell<VecMap<String, Rc<Vec<u8>>>>>,
+    pub(super) pinned: Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, u64)>>>,
     pub(super) last: LastWhole,
 }
 
 impl Wholes {
-    /// The object at `url` if any holder has it.
-    pub fn get(&self, url: &str) -> Option<Rc<Vec<u8>>> {
-        if let Some((w, _)) = self.held.borrow().get(url) {
-            return Some(w.clone());
-        }
-        if let Some((u, w)) = &*self.last.borrow() {
-            if u == url {
+    /// The object at `url` if any holder has it under `stamp`.
+    pub fn get(&self, url: &str, stamp: u64) -> Option<Rc<Vec<u8>>> {
+        if let Some((w, _, s)) = self.held.borrow().get(url) {
+            if *s == stamp {
                 return Some(w.clone());
             }
         }
-        self.pinned.borrow().get(url).cloned()
-    }
-
-    /// A whole object arrived: kept for the batches under way, and as the last one.
-    pub(super) fn arrived(&self, url: &str, body: &Rc<Vec<u8>>) {
-        if self.batches.get() > 0 {
-            self.pinned.borrow_mut().insert(url.to_string(), body.clone());
+        if let Some((u, w, s)) = &*self.last.borrow() {
+            if u == url && *s == stamp {
+                return Some(w.clone());
+            }
         }
-        *self.last.borrow_mut() = Some((url.to_string(), body.clone()));
+        self.pinned.borrow().get(url).filter(|(_, s)| *s == stamp).map(|(w, _)| w.clone())
     }
 
-    /// One more guard on `url`, with its bytes when no guard holds it yet; `None` without them.
-    pub(super) fn guard(&self, url: &str, bytes: Option<Rc<Vec<u8>>>) -> Option<HeldWhole> {
+    /// A whole object arrived (read under `stamp`): kept for the batches under way, and as the
+    /// last one.
+    pub(super) fn arrived(&self, url: &str, body: &Rc<Vec<u8>>, stamp: u64) {
+        if self.batches.get() > 0 {
+            self.pinned.borrow_mut().insert(url.to_string(), (body.clone(), stamp));
+        }
+        *self.last.borrow_mut() = Some((url.to_string(), body.clone(), stamp));
+    }
+
+    /// One more guard on `url`, with its bytes (read under `stamp`) when no guard holds it
+    /// under that stamp yet; `None` without them.
+    pub(super) fn guard(&self, url: &str, bytes: Option<Rc<Vec<u8>>>, stamp: u64) -> Option<HeldWhole> {
         let mut held = self.held.borrow_mut();
         match (held.get_mut(url), bytes) {
-            (Some((_, n)), _) => *n += 1,
-            (None, Some(b)) => {
-                held.insert(url.to_string(), (b, 1));
+            (Some((_, n, s)), _) if *s == stamp => *n += 1,
+            // Held as of an older version: these bytes replace them (its guards hold these).
+            (Some((b, n, s)), Some(new)) => {
+                (*b, *s) = (new, stamp);
+                *n += 1;
             }
-            (None, None) => return None,
+            (Some(_), None) | (None, None) => return None,
+            (None, Some(b)) => {
+                held.insert(url.to_string(), (b, 1, stamp));
+            }
         }
         Some(HeldWhole { url: url.to_string(), held: self.held.clone() })
     }
 
     pub(super) fn forget(&self, url: &str) {
         let mut last = self.last.borrow_mut();
-        if last.as_ref().is_some_and(|(u, _)| u == url) {
+        if last.as_ref().is_some_and(|(u, _, _)| u == url) {
             *last = None;
         }
     }
@@ -80,7 +89,7 @@ pub struct HeldWhole {
 impl Drop for HeldWhole {
     fn drop(&mut self) {
         let mut held = self.held.borrow_mut();
-        if let Some((_, n)) = held.get_mut(&self.url) {
+        if let Some((_, n, _)) = held.get_mut(&self.url) {
             *n -= 1;
             if *n == 0 {
                 held.remove(&self.url);
@@ -92,7 +101,7 @@ impl Drop for HeldWhole {
 /// Holds whole objects for a batch of reads; the last one dropped lets them go.
 pub struct Pin {
     pub(super) batches: Rc<Cell<usize>>,
-    pub(super) pinned: Rc<RefCell<VecMap<String, Rc<Vec<u8>>>>>,
+    pub(super) pinned: Rc<RefCell<VecMap<String, (Rc<Vec<u8>>, u64)>>>,
 }
 
 impl Drop for Pin {

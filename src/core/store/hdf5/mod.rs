@@ -41,6 +41,8 @@ pub struct Hdf5 {
 
 #[derive(Default)]
 struct State {
+    /// The stamp of the file's version all this was read from (see `transport::versions`).
+    stamp: u64,
     /// The file's size, once an answer told it.
     size: Option<u64>,
     /// Bytes held: (offset, bytes), in the order read.
@@ -76,6 +78,11 @@ impl Kind for Hdf5 {
     }
 
     async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
+        // What was read of another version of the file is of no use now.
+        let stamp = below.stamp(&self.url);
+        if self.state.borrow().stamp != stamp {
+            *self.state.borrow_mut() = State { stamp, ..State::default() };
+        }
         if let Some(path) = key.strip_suffix("zarr.json").map(|p| p.trim_end_matches('/')) {
             return Ok(match self.node(below, c, path).await? {
                 Some((doc, _)) => Place::Bytes(doc),
@@ -149,6 +156,7 @@ impl Hdf5 {
     async fn ask<S: Objects, C: HttpClient>(&self, below: &S, c: &C, op: &str) -> Result<Value> {
         let mut last: Vec<(u64, u64)> = Vec::new();
         for _ in 0..ROUNDS {
+            self.same_version(below)?;
             let size = self.state.borrow().size;
             let size = size.map_or(String::from("null"), |s| format!("{s}"));
             let state = self.state.borrow();
@@ -167,6 +175,15 @@ impl Hdf5 {
             last = need;
         }
         Err(self.corrupt(&format!("still reading after {ROUNDS} rounds")))
+    }
+
+    /// An error when the file changed since what is held was read (its bytes would mix two
+    /// versions): the read is resolved again.
+    fn same_version<S: Objects>(&self, below: &S) -> Result<()> {
+        if self.state.borrow().stamp == below.stamp(&self.url) {
+            return Ok(());
+        }
+        Err(Error::new(ErrorCode::Changed, format!("{}: changed while open (during a read of its structures)", self.url)))
     }
 
     /// Bytes `[at, at + len)` if a window holds them all.
@@ -216,6 +233,7 @@ impl Hdf5 {
         for (at, r) in got {
             let at = &at;
             let r = r?.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{}: not found", self.url)))?;
+            self.same_version(below)?;
             let mut state = self.state.borrow_mut();
             if r.object_size.is_some() {
                 state.size = r.object_size;
@@ -241,6 +259,7 @@ impl Hdf5 {
         let mut op = String::from("\"op\":\"node\",\"path\":");
         json::write_str(&mut op, path);
         let v = self.ask(below, c, &op).await?;
+        self.same_version(below)?;
         let node = match v.get("node") {
             Some(Value::Object(n)) => {
                 let mut doc = String::new();
@@ -268,6 +287,7 @@ impl Hdf5 {
         op.push_str(&coords.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(","));
         op.push(']');
         let v = self.ask(below, c, &op).await?;
+        self.same_version(below)?;
         let this = v.get("chunk").and_then(|r| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?)));
         if let (Some((o, n)), Some(w)) = (this, v.get("wrap")) {
             let mut t = String::new();

@@ -176,10 +176,10 @@ mod tests {
         // Offsets past the end, a vtable outside the buffer, truncation anywhere.
         let mut h = b.clone();
         h[20..24].copy_from_slice(&1000u32.to_le_bytes());
-        assert!(root(&h).unwrap().vector(1, 4).is_err());
+        assert_eq!(root(&h).unwrap().vector(1, 4).unwrap_err().code, ErrorCode::CorruptShard);
         let mut h = b.clone();
         h[12..16].copy_from_slice(&(-1000i32).to_le_bytes());
-        assert!(root(&h).is_err());
+        assert_eq!(root(&h).err().map(|e| e.code), Some(ErrorCode::CorruptShard));
         for n in 0..b.len() {
             let t = root(&b[..n]);
             let _ = t.and_then(|t| t.vector(1, 4)).map(|v| v.map(|v| v.u32(1)));
@@ -187,6 +187,6 @@ mod tests {
         // A table whose vtable is itself: a size of 0 is refused.
         let mut h = b.clone();
         h[12..16].copy_from_slice(&0i32.to_le_bytes());
-        assert!(root(&h).is_err());
+        assert_eq!(root(&h).err().map(|e| e.code), Some(ErrorCode::CorruptShard));
     }
 }

@@ -45,8 +45,12 @@ pub struct Repo {
     prefix: String,
     query: String,
     version: Version,
-    /// Its snapshot, once read: shared by the stores of every node opened in it.
-    snapshot: RefCell<Option<Rc<Snapshot>>>,
+    /// Its snapshot, once read: shared by the stores of every node opened in it (stamped with
+    /// the version of the file its branch or tag was resolved from: resolved again when that
+    /// changed, under `recheck` after a time).
+    snapshot: crate::core::store::Kept<Rc<Snapshot>>,
+    /// That file (`repo`, or spec v1's `refs/…/ref.json`), once the version was resolved.
+    resolved_from: RefCell<Option<String>>,
     containers: RefCell<Option<Rc<Vec<Virtual>>>>,
     /// The last manifest used (id, flatbuffer), kept even when the cache cannot hold it.
     manifest: RefCell<Option<([u8; 12], Rc<(u8, Vec<u8>)>)>>,
@@ -101,7 +105,8 @@ impl Kind for Repo {
             prefix: format!("{base}/"),
             query,
             version: version_of(&how.settings)?,
-            snapshot: RefCell::new(None),
+            snapshot: Default::default(),
+            resolved_from: RefCell::new(None),
             containers: RefCell::new(None),
             manifest: RefCell::new(None),
             resolve: how.resolve.clone(),
@@ -110,6 +115,14 @@ impl Kind for Repo {
 
     fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The file its branch or tag was resolved from (a snapshot id names an immutable one).
+    fn version_url(&self) -> Option<String> {
+        match self.version {
+            Version::Snapshot(_) => None,
+            _ => Some(self.resolved_from.borrow().clone().unwrap_or_else(|| self.file_url("repo"))),
+        }
     }
 
     /// The key of an object URL under this repository, unless it is one of the repository's own
@@ -206,10 +219,14 @@ impl Repo {
 
     /// The snapshot this mount reads, found once (from the branch or tag) and kept.
     pub async fn snapshot<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Snapshot>> {
-        if let Some(s) = self.snapshot.borrow().clone() {
+        let from = self.resolved_from.borrow().clone();
+        let stamp = from.as_deref().map_or(0, |u| store.stamp(u));
+        if let Some(s) = self.snapshot.get(stamp) {
             return Ok(s);
         }
         let id = self.resolve(store, c).await?;
+        let from = self.resolved_from.borrow().clone();
+        let stamp = from.as_deref().map_or(0, |u| store.stamp(u));
         let path = format!("snapshots/{id}");
         let url = self.file_url(&path);
         let f = self.file(store, c, &path, SNAPSHOT, store.max_document()).await.map_err(|e| match e.code {
@@ -220,7 +237,7 @@ impl Repo {
             _ => e,
         })?;
         let s = Rc::new(Snapshot::parse(&url, id, f)?);
-        *self.snapshot.borrow_mut() = Some(s.clone());
+        self.snapshot.set(stamp, from.as_deref().map_or(0, |u| store.stamp(u)), s.clone());
         Ok(s)
     }
 
@@ -239,6 +256,7 @@ impl Repo {
         };
         if let Some(f) = repo {
             let url = self.file_url("repo");
+            self.resolved_from.replace(Some(url.clone()));
             let bad = |e: Error| corrupt(&url, e.message);
             let t = root(&f.1).map_err(bad)?;
             self.containers.replace(Some(Rc::new(containers(t.blob(9).map_err(bad)?.unwrap_or(&[])))));
@@ -264,6 +282,7 @@ impl Repo {
         // Spec v1: refs at fixed paths; a deleted tag leaves a marker beside its ref.
         let path = format!("refs/{kind}.{name}/ref.json");
         let url = self.file_url(&path);
+        self.resolved_from.replace(Some(url.clone()));
         let doc = store.read(c, &url, ByteRange::Full).await?;
         let Some(doc) = doc else {
             let why = format!(
@@ -422,7 +441,7 @@ impl Repo {
 
     /// What a caller may want to know of the snapshot read (id and commit message), if read.
     pub fn read_snapshot(&self) -> Option<Rc<Snapshot>> {
-        self.snapshot.borrow().clone()
+        self.snapshot.any()
     }
 }
 
@@ -441,9 +460,11 @@ mod tests {
         assert_eq!(Version::parse("branch.main").unwrap(), Version::Branch("main".into()));
         assert_eq!(Version::parse("tag.v1").unwrap(), Version::Tag("v1".into()));
         assert_eq!(Version::parse("1cechnkrep0f1rstcmt0").unwrap(), Version::Snapshot("1CECHNKREP0F1RSTCMT0".into()));
-        assert!(Version::parse("branch.../x").is_err());
-        assert!(Version::parse("../../etc").is_err());
-        assert!(Version::Tag("a/b".into()).checked().is_err());
+        for (bad, what) in [(Version::parse("branch.../x"), "branch.../x"), (Version::parse("../../etc"), "../../etc"), (Version::Tag("a/b".into()).checked(), "a/b")] {
+            let e = bad.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidSelection, "{what}: {e}");
+            assert!(e.message.contains(what), "{what}: {e}");
+        }
     }
 
     #[test]

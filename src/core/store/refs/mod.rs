@@ -34,7 +34,6 @@ use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use build::{bad, parse};
-use core::cell::RefCell;
 use index::{key_of, text, Index, BASE64, INLINE, KEY_INDEX, REF_BYTES, WHOLE};
 
 pub use build::join_url;
@@ -49,9 +48,9 @@ pub struct References {
     resolve: Option<Rc<dyn ResolveUrl>>,
     /// The decoders kept outside the module: `parquet` reads a Parquet set's record files.
     decoders: Option<Rc<dyn crate::core::external::Decoders>>,
-    /// The index, once read: held for the layer's life, as the byte-bounded cache may let it go
-    /// (and reading the file again costs its whole size).
-    held: RefCell<Option<Rc<Index>>>,
+    /// The index, once read: held for the layer's life (per version of the file), as the
+    /// byte-bounded cache may let it go (and reading the file again costs its whole size).
+    held: crate::core::store::Kept<Rc<Index>>,
 }
 
 /// Whether `url` (before its query and trailing slashes) ends in one of `names`, in any case.
@@ -69,7 +68,7 @@ impl Kind for References {
     }
 
     fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: RefCell::default() }))
+        Ok(Some(References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: Default::default() }))
     }
 
     /// Read once; `None` when it is not one (then nothing else is read). Forced (`store:
@@ -79,9 +78,10 @@ impl Kind for References {
         if !how.forced && !Self::named(url) {
             return Ok(None);
         }
-        let refs = References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: RefCell::default() };
+        let refs = References { url: String::from(url), resolve: how.resolve.clone(), decoders: how.decoders.clone(), held: Default::default() };
+        let stamp = below.stamp(url);
         let Some(index) = refs.load(below, c, how.forced).await? else { return Ok(None) };
-        *refs.held.borrow_mut() = Some(index);
+        refs.held.set(stamp, below.stamp(url), index);
         Ok(Some(refs))
     }
 
@@ -102,7 +102,7 @@ impl Kind for References {
     }
 
     fn decoders(&self) -> &'static [&'static str] {
-        match self.held.borrow().as_ref() {
+        match self.held.any() {
             Some(i) if i.parquet.is_some() => &["parquet"],
             _ => &[],
         }
@@ -117,15 +117,15 @@ impl References {
     /// The index: held since detection, or read once (after the array was rebuilt from its
     /// state) however many reads want it at the same time.
     pub async fn index<S: Objects, C: HttpClient>(&self, store: &S, c: &C) -> Result<Rc<Index>> {
-        let held = self.held.borrow().clone();
-        if let Some(i) = held {
+        let stamp = store.stamp(&self.url);
+        if let Some(i) = self.held.get(stamp) {
             return Ok(i);
         }
         // Forced: never `None`.
         let work = || async { self.load(store, c, true).await?.ok_or_else(|| bad(&self.url, &"")) };
         let size = |i: &Rc<Index>| i.pool.len() + i.refs.len() * REF_BYTES as usize;
         let i = store.memo(c, &self.url, alloc::vec![KEY_INDEX], size, work).await?;
-        *self.held.borrow_mut() = Some((*i).clone());
+        self.held.set(stamp, store.stamp(&self.url), (*i).clone());
         Ok((*i).clone())
     }
 
@@ -160,7 +160,7 @@ impl References {
     /// The direct children of the node at `path` (name, whether an array), from the keys of
     /// their metadata documents; none before the index is read.
     fn children(&self, path: &str) -> Vec<(String, bool)> {
-        let Some(index) = self.held.borrow().clone() else { return Vec::new() };
+        let Some(index) = self.held.any() else { return Vec::new() };
         let path = path.trim_matches('/');
         let prefix = if path.is_empty() { String::new() } else { format!("{path}/") };
         let start = index.refs.partition_point(|r| key_of(&index.pool, r) < prefix.as_str());
@@ -207,6 +207,7 @@ impl References {
             }
             at => {
                 let url = text(&index.pool, at.into(), r.url_len.into()).to_string();
+                store.described_by(&url, &self.url);
                 match r.len {
                     WHOLE => Place::Whole(url),
                     len => Place::Range { url, offset: r.offset, len },

@@ -235,6 +235,7 @@ impl References {
             let why = format!("{file}: row {row} (key \"{name}\"): a negative offset or size");
             return Err(Error::new(ErrorCode::CorruptShard, why));
         };
+        store.described_by(url, &file);
         Ok(match (offset, len) {
             (0, 0) => Place::Whole(url.clone()),
             (offset, len) => Place::Range { url: url.clone(), offset, len },

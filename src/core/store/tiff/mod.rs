@@ -58,7 +58,7 @@ const KEY_IFD: u64 = 0x7469_6602;
 pub struct Tiff {
     url: String,
     decoders: Option<Rc<dyn Decoders>>,
-    info: RefCell<Option<Rc<Info>>>,
+    info: crate::core::store::Kept<Rc<Info>>,
 }
 
 /// What the file's directories say: its nodes by path (`""`: the root).
@@ -100,7 +100,7 @@ impl Kind for Tiff {
     }
 
     fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(Tiff { url: String::from(url), decoders: how.decoders.clone(), info: RefCell::new(None) }))
+        Ok(Some(Tiff { url: String::from(url), decoders: how.decoders.clone(), info: Default::default() }))
     }
 
     fn url(&self) -> &str {
@@ -149,7 +149,7 @@ impl Kind for Tiff {
     }
 
     fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
-        let info = self.info.borrow().clone()?;
+        let info = self.info.any()?;
         let path = path.trim_matches('/');
         let kids = info.nodes.iter().filter_map(|(p, n)| {
             let rest = if path.is_empty() { Some(p.as_str()) } else { p.strip_prefix(path)?.strip_prefix('/') };
@@ -178,16 +178,17 @@ fn chunk_coords(s: &str) -> Option<Vec<u64>> {
 type Fut<'a, T> = core::pin::Pin<Box<dyn core::future::Future<Output = Result<T>> + 'a>>;
 
 impl Tiff {
-    /// The file's directories, read once.
+    /// The file's directories, read once (per version of the file).
     async fn info<S: Objects, C: HttpClient>(&self, below: &S, c: &C) -> Result<Rc<Info>> {
-        if let Some(i) = self.info.borrow().clone() {
+        let stamp = below.stamp(&self.url);
+        if let Some(i) = self.info.get(stamp) {
             return Ok(i);
         }
         let work = || async { Ok(Rc::new(self.read_info(below, c).await?)) };
         let size = |i: &Rc<Info>| i.src.head.len() + WINDOWS * CHAIN_READ as usize + i.nodes.iter().map(|n| n.1.zarr_json().len() + 128).sum::<usize>();
         let info = (*below.memo(c, &self.url, alloc::vec![KEY_INFO], size, work).await?).clone();
         // (Kept here too: reads of every node of the file need it.)
-        *self.info.borrow_mut() = Some(info.clone());
+        self.info.set(stamp, below.stamp(&self.url), info.clone());
         Ok(info)
     }
 

@@ -42,7 +42,7 @@ pub struct Archive {
     /// The archive's URL, its query (a signed URL's token) kept.
     url: String,
     /// Its directory, once read: kept here too, for the stores of every node opened in it.
-    read: core::cell::RefCell<Option<Rc<Directory>>>,
+    read: crate::core::store::Kept<Rc<Directory>>,
 }
 
 impl Kind for Archive {
@@ -56,7 +56,7 @@ impl Kind for Archive {
     }
 
     fn new(url: &str, _how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(Archive { url: String::from(url), read: core::cell::RefCell::new(None) }))
+        Ok(Some(Archive { url: String::from(url), read: Default::default() }))
     }
 
     fn url(&self) -> &str {
@@ -81,7 +81,7 @@ impl Archive {
     /// For a `NotFound` in the archive, once its directory is read: the folders holding Zarr
     /// metadata, shallowest first — `; the archive's nodes: "data.zarr", "data.zarr/a"`.
     fn nodes_hint(&self) -> Option<String> {
-        let dir = self.read.borrow().clone()?;
+        let dir = self.read.any()?;
         let mut nodes: Vec<(usize, &str)> = Vec::new();
         for e in &dir.entries {
             let (folder, file) = e.name.rsplit_once('/').unwrap_or(("", e.name.as_str()));
@@ -106,13 +106,14 @@ impl Archive {
         format!("entry \"{entry}\" of the zip archive {}", self.url)
     }
 
-    /// The archive's directory, read once and cached.
+    /// The archive's directory, read once (per version of the archive) and cached.
     pub async fn directory<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Directory>> {
-        if let Some(d) = self.read.borrow().clone() {
+        let stamp = store.stamp(&self.url);
+        if let Some(d) = self.read.get(stamp) {
             return Ok(d);
         }
         let d = self.read_directory(store, c).await?;
-        *self.read.borrow_mut() = Some(d.clone());
+        self.read.set(stamp, store.stamp(&self.url), d.clone());
         Ok(d)
     }
 
