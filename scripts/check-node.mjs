@@ -1,6 +1,10 @@
 // Exit 1 with a clear message when the running Node does not satisfy package.json `engines.node`
 // (run by scripts/test.sh first, so that `npm test` fails at once rather than minutes in).
-// Reads the comparators npm's ranges are written with here: `>=20`, `>=20.10 <25`, `^22 || ^24`.
+// Reads the comparators npm's ranges are written with here: `>=20`, `>=20.10 <25`, `^22 || ^24`,
+// `^20.19.0 || >=22.12.0`. The range is what `npm test` needs: `node --test` with
+// `--test-concurrency` (20.10), `--test-timeout` (20.11) and `--test-force-exit` (20.14, 22.0),
+// `zlib.crc32` (20.15, 22.2; tests/js/zip-consolidated.test.mjs), and the bundler smoke tests'
+// Vite 8 and Rolldown, whose own `engines` ask for 20.19 or 22.12 (require of ES modules).
 import fs from "node:fs";
 
 const pkg = JSON.parse(fs.readFileSync(new URL("../package.json", import.meta.url), "utf8"));

@@ -32,6 +32,8 @@
 //   hide-etag          ETag sent but not exposed to cross-origin pages (a browser hides it, as it
 //                      does on a bucket whose CORS rule lists no ExposeHeaders); Node sees it
 //   no-validators      neither ETag nor Last-Modified
+//   cacheable          `Cache-Control: public, max-age=3600` (a CDN's): a browser may answer from
+//                      its cache without asking; `If-None-Match` is answered 304 when it matches
 //
 // Every answer for a file carries its version as S3 and GCS give it: `ETag` (the MD5 of its
 // content, quoted), `Last-Modified` (its mtime; under a versioned prefix, a date per version), and
@@ -70,6 +72,7 @@ export const MODES = new Set([
   "long-content-range",
   "hide-etag",
   "no-validators",
+  "cacheable",
 ]);
 const FAULTS = ["slow-down", "500", "reset", "truncated", "wrong-range", "stall"];
 const isMode = (m) => MODES.has(m) || /^faults-\d+(\.\d+)?$/.test(m);
@@ -446,6 +449,17 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       sendText(412, "precondition failed\n", headers);
       return;
     }
+    // A cached copy confirmed (a browser's `cache: "no-cache"` revalidation).
+    const ifNoneMatch = req.headers["if-none-match"];
+    if (ifNoneMatch !== undefined && ifNoneMatch.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)) {
+      entry.condition = "not-modified";
+      entry.status = 304;
+      await link.rtt();
+      res.writeHead(304, { ...CORS_HEADERS, ...headers });
+      res.end();
+      return;
+    }
+    if (modes.has("cacheable")) headers["Cache-Control"] = "public, max-age=3600";
     const ifRange = req.headers["if-range"];
     const rangeHeader = ifRange !== undefined && ifRange !== etag && ifRange !== modified ? undefined : req.headers.range;
     if (ifRange !== undefined) entry.condition = rangeHeader === undefined ? "whole" : "range";

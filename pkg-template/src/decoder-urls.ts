@@ -9,6 +9,7 @@ import { addDecoder, hasDecoder } from "./decoders.js";
 import { errorMessage, ShardfetchError } from "./errors.js";
 import { isNode } from "./module.js";
 import { nodeImport } from "./node-import.js";
+import { cancelBody } from "./bodies.js";
 
 const URLS: Record<string, () => URL> = {
   jpeg: () => new URL("./wasm/decoders/jpeg.wasm", import.meta.url),
@@ -37,7 +38,10 @@ async function compile(url: URL): Promise<WebAssembly.Module> {
     return WebAssembly.compile(await fs.readFile(url));
   }
   const response = await fetch(url);
-  if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  if (!response.ok) {
+    cancelBody(response);
+    throw new Error(`HTTP ${response.status}`);
+  }
   // Streaming needs the wasm content type; otherwise from the bytes.
   if (response.headers.get("content-type")?.startsWith("application/wasm")) return WebAssembly.compileStreaming(response);
   return WebAssembly.compile(await response.arrayBuffer());

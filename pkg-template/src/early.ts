@@ -12,6 +12,7 @@ import { isLoaded } from "./module.js";
 import { firstRequest } from "./meta-url.js";
 import { hasDecoder, runDecoder } from "./decoders.js";
 import { loadDecoders } from "./decoder-urls.js";
+import { cancelBody, readAhead } from "./bodies.js";
 
 /** A metadata request sent before the module was ready, for the opener to take over. */
 export interface EarlyRequest {
@@ -32,6 +33,10 @@ const NEUTRAL = new Set([
   "mergeGap", "mergeMax", "workers", "maxInFlight", "maxDecodedBytes", "retry", "maxMetadataBytes", "chunkCacheBytes",
   "recheck", "conditional",
 ]);
+
+/** The core's defaults of the limits on what the opener reads (options `maxMetadataBytes`, `maxDecodedBytes`). */
+const MAX_METADATA = 16 << 20;
+const MAX_DECODED = 512 << 20;
 
 /**
  * Send the first metadata request now, where it is certain to come first (no `format` other
@@ -56,7 +61,11 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   if (options.signal !== undefined) init.signal = options.signal;
   let response: Promise<Response>;
   try {
-    response = options.fetch ? options.fetch(first.url, init) : fetch(first.url, init);
+    const answer = Promise.resolve(options.fetch ? options.fetch(first.url, init) : fetch(first.url, init));
+    // Read as it arrives (at most what the opener reads), not left on the wire until the
+    // module has loaded: see bodies.ts.
+    const ahead = first.range === "" ? (options.maxMetadataBytes ?? MAX_METADATA) : (options.maxDecodedBytes ?? MAX_DECODED);
+    response = answer.then((r) => readAhead(r, ahead));
   } catch {
     return undefined; // a throwing fetch throws again, where it is reported
   }
@@ -64,6 +73,14 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   // (A failure here is reported where the opener loads it again.)
   const reader = first.reader !== "" ? loadDecoders([first.reader]).catch(() => undefined) : undefined;
   return { url: first.url, range: first.range, response, reader };
+}
+
+/** The early request's answer, if the opener did not take it: cancelled (when it arrives). */
+export function dropEarly(early: EarlyRequest | undefined): void {
+  const r = early?.response;
+  if (early === undefined || r === undefined) return;
+  early.response = undefined;
+  r.then(cancelBody, () => undefined);
 }
 
 /** The module's options: the caller's, with the early request's answer handed to the opener. */

@@ -8,6 +8,7 @@
 import type { GlueApi } from "./wasm/factory.js";
 import { errorMessage, ShardfetchError, toError } from "./errors.js";
 import { nodeImport } from "./node-import.js";
+import { cancelBody } from "./bodies.js";
 
 let ready: Promise<void> | undefined;
 let compiled: WebAssembly.Module | undefined;
@@ -41,7 +42,9 @@ async function compileWasm(): Promise<WebAssembly.Module> {
   try {
     return await WebAssembly.compileStreaming(response);
   } catch {
-    // Served without `application/wasm`: compile from the bytes.
+    // Served without `application/wasm`: compile from the bytes (the first answer's body,
+    // refused unread, cancelled).
+    void response.then(cancelBody, () => undefined);
     return WebAssembly.compile(await (await fetch(wasmUrl)).arrayBuffer());
   }
 }

@@ -6,7 +6,7 @@ import type { WasmArray, WasmGroup } from "./wasm/shardfetch.js";
 import type { OpenOptions } from "./types.js";
 import { checkSignal, ShardfetchError, toError } from "./errors.js";
 import { api, initialize, unlessTrapped } from "./module.js";
-import { earlyMetadataRequest, wasmOptions } from "./early.js";
+import { dropEarly, earlyMetadataRequest, wasmOptions } from "./early.js";
 import { opens } from "./warmup.js";
 import { ShardedArray } from "./array.js";
 import { Group, notAnArray } from "./group.js";
@@ -25,29 +25,35 @@ async function openVia(url: string, options: OpenOptions, via?: WasmGroup): Prom
   checkSignal(options.signal);
   const opening = opens();
   const early = earlyMetadataRequest(String(url), options);
-  try {
-    // (The file's reader module too, when one loads beside the first request: an open that
-    // started without it would stop at its first question and start again.)
-    await Promise.all([initialize(), early?.reader]);
-  } finally {
-    opening.done();
-  }
-  checkSignal(options.signal);
   let node: WasmArray | WasmGroup;
-  const glue = api();
-  for (let loaded = 0; ; loaded++) {
+  let glue: ReturnType<typeof api>;
+  try {
     try {
-      // (The early answer goes to the attempt that asks for it: an HDF5 open asks after its reader loaded.)
-      const o = wasmOptions(options, early);
-      node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
-      break;
-    } catch (e) {
-      // A store kind that reads through a decoder module (HDF5) asks for it before any request
-      // of its own: loaded, the open starts again.
-      const name = loaded < 3 ? missingDecoder(e) : null;
-      if (name === null) throw toError(e);
-      await loadDecoders([name]);
+      // (The file's reader module too, when one loads beside the first request: an open that
+      // started without it would stop at its first question and start again.)
+      await Promise.all([initialize(), early?.reader]);
+    } finally {
+      opening.done();
     }
+    checkSignal(options.signal);
+    glue = api();
+    for (let loaded = 0; ; loaded++) {
+      try {
+        // (The early answer goes to the attempt that asks for it: an HDF5 open asks after its reader loaded.)
+        const o = wasmOptions(options, early);
+        node = await unlessTrapped(via ? via.openChild(String(url), o) : glue.openNode(String(url), o));
+        break;
+      } catch (e) {
+        // A store kind that reads through a decoder module (HDF5) asks for it before any request
+        // of its own: loaded, the open starts again.
+        const name = loaded < 3 ? missingDecoder(e) : null;
+        if (name === null) throw toError(e);
+        await loadDecoders([name]);
+      }
+    }
+  } finally {
+    // An early answer the open did not take (it failed, or was aborted, first): not left unread.
+    dropEarly(early);
   }
   const isArray = (n: WasmArray | WasmGroup): n is WasmArray => n instanceof glue.WasmArray;
   try {

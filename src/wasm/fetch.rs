@@ -37,6 +37,8 @@ struct BodyReader {
     byob: bool,
     /// BYOB: the buffer to read into next.
     buffer: Option<Uint8Array>,
+    /// The body ended or was cancelled: nothing left to stop when this is dropped.
+    done: bool,
 }
 
 /// Bytes a BYOB read asks for at most.
@@ -55,7 +57,7 @@ impl BodyReader {
             None => (stream.get_reader().into(), None),
         };
         let read = Reflect::get(&reader, &"read".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
-        BodyReader { reader, read, byob: buffer.is_some(), buffer }
+        BodyReader { reader, read, byob: buffer.is_some(), buffer, done: false }
     }
 
     /// The next read's promise.
@@ -71,6 +73,7 @@ impl BodyReader {
     /// The bytes a read brought (`None`: the body is over), its buffer kept for the next read.
     fn took(&mut self, piece: &JsValue) -> Option<Uint8Array> {
         if Reflect::get(piece, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true) {
+            self.done = true;
             return None;
         }
         let chunk: Uint8Array = Reflect::get(piece, &"value".into()).ok()?.dyn_into().ok()?;
@@ -81,11 +84,43 @@ impl BodyReader {
     }
 
     /// Stop the body: what is still on its way is dropped unread.
-    fn cancel(&self) {
-        if let Some(f) = Reflect::get(&self.reader, &"cancel".into()).ok().and_then(|f| f.dyn_into::<Function>().ok()) {
-            let _ = f.call0(&self.reader);
+    fn cancel(&mut self) {
+        if !self.done {
+            self.done = true;
+            // (The BYOB reader's `cancel` is the default reader's.)
+            settle(self.reader.unchecked_ref::<web_sys::ReadableStreamDefaultReader>().cancel(), false);
         }
     }
+}
+
+/// A body not read to its end is cancelled, whatever ended its reading (an error, a limit, a
+/// stall, the read dropped): never left on the wire (see [`cancel_body`]).
+impl Drop for BodyReader {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// Cancels the body of `resp` (a `Response`) unless a reader holds it (whose owner stops it):
+/// an answer not read is never left on the wire. Node's `fetch` (undici before 8) ends the
+/// process with an uncatchable error when a server closes a connection whose answer sits
+/// unread under backpressure (undici#5360); elsewhere it holds the connection and its buffers.
+fn cancel_body(resp: &JsValue) {
+    if let Some(body) = resp.unchecked_ref::<web_sys::Response>().body().filter(|b| !b.locked()) {
+        settle(body.cancel(), false);
+    }
+}
+
+/// Waits on `p` for no one: its rejection handled (a stream that already failed rejects its
+/// cancel: unhandled, an error of the page, or the end of a Node process); `cancel`: the
+/// `Response` it brings is not wanted, its body cancelled on arrival.
+fn settle(p: Promise, cancel: bool) {
+    wasm_bindgen_futures::spawn_local(async move {
+        match JsFuture::from(p).await {
+            Ok(r) if cancel && r.is_object() => cancel_body(&r),
+            _ => {}
+        }
+    });
 }
 
 /// `AbortSignal.any([a, b])`, where the platform has it.
@@ -366,7 +401,12 @@ impl Call<'_> {
         let (url, c) = (self.req.url, self.client);
         let p = c.fetch.call2(&c.this, &url.into(), init).map_err(|e| js_error_to_core(e, url))?;
         let p: Promise = p.dyn_into().map_err(|_| Error::new(ErrorCode::Network, "fetch did not return a promise"))?;
-        let resp = within(p, self.req.stall_ms).await.map_err(|e| self.failed(e))?;
+        let resp = within(p.clone(), self.req.stall_ms).await.map_err(|e| {
+            // Given up (a stall): an answer that still comes (a `fetch` may ignore the abort
+            // signal) is cancelled on arrival.
+            settle(p, true);
+            self.failed(e)
+        })?;
         self.limiter.note_progress(now());
         resp.dyn_into()
             .map_err(|_| Error::new(ErrorCode::Network, format!("{url}: fetch did not resolve to a Response")))
@@ -390,7 +430,8 @@ impl Call<'_> {
         };
         if let (Some(l), Some(n)) = (max_body, content_length) {
             if n > l && (200..300).contains(&status) {
-                // Not read: the body stays on the wire (dropped with the response).
+                // Not read: cancelled at once (and the request aborted).
+                cancel_body(&resp);
                 return Err(self.beyond(status, n, l));
             }
         }
@@ -400,7 +441,11 @@ impl Call<'_> {
                 self.read_body(&stream, known, status, max_body).await?
             }
             (Method::Get, None) => Vec::new(),
-            (Method::Head, _) => Vec::new(),
+            // (A body a custom fetch gives a HEAD answer is not wanted.)
+            (Method::Head, _) => {
+                cancel_body(&resp);
+                Vec::new()
+            }
         };
         Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body })
     }

@@ -28,6 +28,9 @@ use core::cell::{Cell, RefCell};
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use plan::{Plan, Sel, Want};
 
+/// The memo key of a check of the metadata (see [`Array::verify`]).
+const VERIFY: u64 = 0x7665_7201;
+
 /// How many chunks a read locates at once.
 const CONCURRENCY: usize = 32;
 
@@ -64,8 +67,6 @@ pub struct Array {
     meta_url: String,
     /// The generation and time (the client's clock) the metadata was last found unchanged at.
     verified: Cell<(u64, Option<f64>)>,
-    /// Checks of the metadata under way, by generation.
-    verifying: transport::dedup::Dedup<u64, ()>,
     /// The metadata was found changed: every read fails so (a new open reads the new version).
     outdated: RefCell<Option<Error>>,
 }
@@ -95,7 +96,6 @@ impl Array {
             container,
             meta_url: String::new(),
             verified,
-            verifying: Default::default(),
             outdated: RefCell::new(None),
         })
     }
@@ -520,29 +520,33 @@ impl Array {
         if !force && self.verified.get().0 == generation {
             return Ok(());
         }
-        let work = || async {
-            let url = &self.meta_url;
-            let limit = self.store.config().max_document;
-            // (A change of the document itself is seen as it is read: read it once more.)
-            let doc = match self.store.read_document_fresh(c, url, limit).await {
-                Err(e) if e.code == ErrorCode::Changed => self.store.read_document_fresh(c, url, limit).await?,
-                got => got?,
-            };
-            let changed = match doc {
-                Some(doc) => Documents { doc, ..self.docs.clone() }.for_decoding() != self.docs.for_decoding(),
-                // Known only from a group's consolidated metadata: nothing to compare with.
-                None => self.store.known().and_then(|k| k.get(url)).is_none(),
-            };
-            if changed {
-                let why = format!("{url}: the array's metadata changed while it was open (its shape, data type, chunks or codecs); open it again to read the new version");
-                let e = Error::new(ErrorCode::Changed, why);
-                *self.outdated.borrow_mut() = Some(e.clone());
-                return Err(e);
-            }
-            self.verified.set((self.store.generation().max(generation), c.now()));
-            Ok(())
+        let work = || -> transport::Computed<'_> {
+            Box::pin(async move {
+                let url = &self.meta_url;
+                let limit = self.store.config().max_document;
+                // (A change of the document itself is seen as it is read: read it once more.)
+                let doc = match self.store.read_document_fresh(c, url, limit).await {
+                    Err(e) if e.code == ErrorCode::Changed => self.store.read_document_fresh(c, url, limit).await?,
+                    got => got?,
+                };
+                let changed = match doc {
+                    Some(doc) => Documents { doc, ..self.docs.clone() }.for_decoding() != self.docs.for_decoding(),
+                    // Known only from a group's consolidated metadata: nothing to compare with.
+                    None => self.store.known().and_then(|k| k.get(url)).is_none(),
+                };
+                if changed {
+                    let why = format!("{url}: the array's metadata changed while it was open (its shape, data type, chunks or codecs); open it again to read the new version");
+                    let e = Error::new(ErrorCode::Changed, why);
+                    *self.outdated.borrow_mut() = Some(e.clone());
+                    return Err(e);
+                }
+                self.verified.set((self.store.generation().max(generation), c.now()));
+                Ok((Rc::new(()) as Rc<dyn core::any::Any>, 0))
+            })
         };
-        self.verifying.run(generation, || c.is_aborted(), work).await
+        // One check per generation (and time), however many reads want it.
+        let at = c.now().filter(|_| force).map_or(0, f64::to_bits);
+        self.store.once(c, &self.meta_url, alloc::vec![VERIFY, generation, at], &work).await.map(drop)
     }
 
     /// The chunks `members` of `plan`, all in the object at `url`: located, then read together.

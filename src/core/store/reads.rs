@@ -79,6 +79,18 @@ impl Store {
         }
     }
 
+    /// `work` run once for `url` and `key`, however many callers want it at the same time (see
+    /// [`Transport::once`]).
+    pub fn once<'a, C: HttpClient>(
+        &'a self,
+        c: &'a C,
+        url: &'a str,
+        key: Vec<u64>,
+        work: &'a dyn Fn() -> transport::Computed<'a>,
+    ) -> Pinned<Box<dyn Future<Output = Result<Rc<dyn Any>>> + 'a>> {
+        self.transport.once(c, url, key, work)
+    }
+
     /// Whether the object at `url` was last confirmed longer ago than `recheck` allows.
     pub fn stale<C: HttpClient>(&self, c: &C, url: &str) -> bool {
         self.transport.versions().stale(url, c.now())

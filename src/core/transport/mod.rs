@@ -49,7 +49,7 @@ use core::cell::{Cell, RefCell};
 use core::future::Future;
 
 /// A memo's value being computed, with its size in bytes.
-type Computed<'a> = core::pin::Pin<Box<dyn Future<Output = Result<(Rc<dyn Any>, usize)>> + 'a>>;
+pub type Computed<'a> = core::pin::Pin<Box<dyn Future<Output = Result<(Rc<dyn Any>, usize)>> + 'a>>;
 
 /// What the cache holds about one object, keyed by (URL, slot).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -73,6 +73,9 @@ enum Entry {
 
 type Key = (String, Slot);
 
+/// Memo keys of the transport's own work ([`Transport::once`] callers use their own).
+const CHECK: u64 = 0x7665_7200;
+
 /// Byte reads of HTTP objects, for the nodes of one open (the store above it decides which
 /// objects hold which keys).
 pub struct Transport {
@@ -82,8 +85,6 @@ pub struct Transport {
     cache: RefCell<Lru<Key, (Entry, u64)>>,
     /// Computations under way, by key and stamp (one under an older stamp is not joined).
     memos: Dedup<(Key, u64), Rc<dyn Any>>,
-    /// Revalidations under way (`recheck` after a time), by URL.
-    checks: Dedup<String, ()>,
     /// Range reads under way: a read inside one of them waits for it instead of asking again.
     reads: Dedup<(String, u64, u64), Option<Rc<RangeRead>>>,
     /// Set once the server mishandled a suffix range: go straight to HEAD + range.
@@ -111,7 +112,6 @@ impl Transport {
             range_ignored: Cell::new(false),
             wholes: wholes::Wholes::default(),
             stats: Cell::new(Stats::default()),
-            checks: Dedup::default(),
         }
     }
 
@@ -168,21 +168,37 @@ impl Transport {
         if !self.versions.stale(url, c.now()) {
             return;
         }
-        let work = || async {
-            let r = self.send(c, http::Method::Head, url, None, None).await;
-            if let Ok(r) = &r {
-                self.count(|s| s.revalidations += 1);
-                if classify(url, r.status, self.config.treat403_as_missing).is_ok() {
-                    return Ok(());
+        let work = || -> Computed<'_> {
+            Box::pin(async move {
+                let r = self.send(c, http::Method::Head, url, None, None).await;
+                if let Ok(r) = &r {
+                    self.count(|s| s.revalidations += 1);
+                    if classify(url, r.status, self.config.treat403_as_missing).is_ok() {
+                        return Ok((Rc::new(()) as Rc<dyn Any>, 0));
+                    }
                 }
-            }
-            // (A change was recorded by the answer; otherwise the cached bytes go.)
-            if r.as_ref().err().is_none_or(|e| e.code != ErrorCode::Changed) {
-                self.forget(url);
-            }
-            Ok(())
+                // (A change was recorded by the answer; otherwise the cached bytes go.)
+                if r.as_ref().err().is_none_or(|e| e.code != ErrorCode::Changed) {
+                    self.forget(url);
+                }
+                Ok((Rc::new(()) as Rc<dyn Any>, 0))
+            })
         };
-        let _ = self.checks.run(url.to_string(), || c.is_aborted(), work).await;
+        // One check of the version confirmed at that time, however many reads want it.
+        let at = self.versions.checked(url).map_or(0, f64::to_bits);
+        let _ = self.once(c, url, alloc::vec![CHECK, at], &work).await;
+    }
+
+    /// `work` run once for `url` and `key` (not counted among the memos), however many callers
+    /// want it at the same time; its value cached like a memo's.
+    pub fn once<'a, C: HttpClient>(
+        &'a self,
+        c: &'a C,
+        url: &'a str,
+        key: Vec<u64>,
+        work: &'a dyn Fn() -> Computed<'a>,
+    ) -> core::pin::Pin<Box<dyn Future<Output = Result<Rc<dyn Any>>> + 'a>> {
+        self.memo_any(c, url, false, key, work, false)
     }
 
     pub fn stats(&self) -> Stats {
@@ -311,7 +327,7 @@ impl Transport {
                 Ok((Rc::new(v) as Rc<dyn Any>, n))
             })
         };
-        let v = self.memo_any(c, url, tree, key, &work).await?;
+        let v = self.memo_any(c, url, tree, key, &work, true).await?;
         v.downcast::<V>().map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: cached value of another type")))
     }
 
@@ -325,17 +341,18 @@ impl Transport {
         tree: bool,
         key: Vec<u64>,
         work: &'a dyn Fn() -> Computed<'a>,
+        counted: bool,
     ) -> core::pin::Pin<Box<dyn Future<Output = Result<Rc<dyn Any>>> + 'a>> {
         Box::pin(async move {
             let key: Key = (url.to_string(), Slot::Derived(key));
             let stamp = self.stamp(url, tree);
             if let Some(Entry::Derived(v)) = self.cached(&key, stamp) {
-                self.count(|s| s.memo_hits += 1);
+                self.count(|s| s.memo_hits += u64::from(counted));
                 return Ok(v);
             }
             let compute = || async {
                 let (v, n) = work().await?;
-                self.count(|s| s.memo_fills += 1);
+                self.count(|s| s.memo_fills += u64::from(counted));
                 // (Not kept when its object changed meanwhile: it may mix two versions.)
                 self.put(key.clone(), Entry::Derived(v.clone()), stamp, tree, n);
                 Ok(v)

@@ -10,7 +10,6 @@
 //! while its stamp is the current one.
 use super::http::Response;
 use crate::core::error::{Error, ErrorCode, Result};
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -145,9 +144,12 @@ impl Seen {
 
 #[derive(Default)]
 struct Object {
+    url: String,
     /// To be confirmed before it is used again, whatever `recheck` says (what it describes
     /// looked newer than it).
     suspect: bool,
+    /// The object that says where this one's bytes are (a reference file, of its targets).
+    described_by: Option<String>,
     now: Option<Seen>,
     /// Versions it had before (a late answer of one is stale, not a change back).
     old: Vec<Version>,
@@ -156,12 +158,29 @@ struct Object {
     checked: Option<f64>,
 }
 
+/// The objects of a tree, sorted by URL (a vector: a map type would cost the module kilobytes).
+#[derive(Default)]
+struct Objects(Vec<Object>);
+
+impl Objects {
+    fn get(&self, url: &str) -> Option<&Object> {
+        self.0.binary_search_by(|o| o.url.as_str().cmp(url)).ok().map(|i| &self.0[i])
+    }
+    fn entry(&mut self, url: &str) -> &mut Object {
+        let i = match self.0.binary_search_by(|o| o.url.as_str().cmp(url)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.0.insert(i, Object { url: String::from(url), ..Object::default() });
+                i
+            }
+        };
+        &mut self.0[i]
+    }
+}
+
 /// The versions of the objects a tree of nodes reads.
 pub struct Versions {
-    objects: RefCell<BTreeMap<String, Object>>,
-    /// Objects whose bytes another object says where to find (a reference file's targets),
-    /// with that object.
-    described: RefCell<BTreeMap<String, String>>,
+    objects: RefCell<Objects>,
     generation: Cell<u64>,
     pub recheck: Recheck,
     pub conditional: Conditional,
@@ -172,7 +191,7 @@ const OLD: usize = 4;
 
 impl Versions {
     pub fn new(recheck: Recheck, conditional: Conditional) -> Self {
-        Versions { objects: RefCell::default(), described: RefCell::default(), generation: Cell::new(0), recheck, conditional }
+        Versions { objects: RefCell::default(), generation: Cell::new(0), recheck, conditional }
     }
 
     /// The epoch of the object at `url`: it moves on when the object changes.
@@ -193,6 +212,11 @@ impl Versions {
         }
     }
 
+    /// When an answer last confirmed the version of `url` (the client's clock).
+    pub fn checked(&self, url: &str) -> Option<f64> {
+        self.objects.borrow().get(url)?.checked
+    }
+
     /// Whether what is known of `url` was last confirmed longer ago than `recheck` allows (at
     /// `now`, the client's clock; without one, never).
     pub fn stale(&self, url: &str, now: Option<f64>) -> bool {
@@ -210,21 +234,21 @@ impl Versions {
     /// that object (its `Last-Modified` later) is then a sign the two were rewritten: the
     /// read fails with `Changed` and `by` is confirmed before it is used again.
     pub fn described_by(&self, target: &str, by: &str) {
-        if self.recheck == Recheck::Never || self.described.borrow().contains_key(target) {
+        if self.recheck == Recheck::Never || self.objects.borrow().get(target).is_some_and(|o| o.described_by.is_some()) {
             return;
         }
-        self.described.borrow_mut().insert(String::from(target), String::from(by));
+        self.objects.borrow_mut().entry(target).described_by = Some(String::from(by));
     }
 
     /// Whether `target`'s first version looks newer than what describes it; if so, that is
     /// marked to be confirmed before use.
-    fn newer_than_its_description(&self, objects: &mut BTreeMap<String, Object>, target: &str, seen: &Seen) -> Option<String> {
-        let by = self.described.borrow().get(target)?.clone();
+    fn newer_than_its_description(objects: &mut Objects, target: &str, seen: &Seen) -> Option<String> {
+        let by = objects.get(target)?.described_by.clone()?;
         let mine = match seen {
             Seen::Version(v) => http_seconds(v.modified.as_deref()?)?,
             Seen::Missing => return None,
         };
-        let o = objects.get_mut(&by)?;
+        let o = objects.entry(&by);
         let theirs = match &o.now {
             Some(Seen::Version(v)) => http_seconds(v.modified.as_deref()?)?,
             _ => return None,
@@ -251,8 +275,8 @@ impl Versions {
         }
         let mut objects = self.objects.borrow_mut();
         if objects.get(url).is_none_or(|o| o.now.is_none()) {
-            let stale = self.newer_than_its_description(&mut objects, url, &seen);
-            let o = objects.entry(String::from(url)).or_default();
+            let stale = Self::newer_than_its_description(&mut objects, url, &seen);
+            let o = objects.entry(url);
             o.now = Some(seen);
             o.checked = now;
             return match stale {
@@ -263,7 +287,7 @@ impl Versions {
                 )),
             };
         }
-        let o = objects.entry(String::from(url)).or_default();
+        let o = objects.entry(url);
         let was = match (&mut o.now, &seen) {
             // (Handled above.)
             (None, _) | (Some(Seen::Missing), Seen::Missing) => None,
@@ -298,8 +322,8 @@ impl Versions {
         self.generation.set(g);
         o.epoch = g;
         // What says where its bytes are was likely rewritten with it: confirmed before use.
-        if let Some(by) = self.described.borrow().get(url) {
-            objects.entry(by.clone()).or_default().suspect = true;
+        if let Some(by) = o.described_by.clone() {
+            objects.entry(&by).suspect = true;
         }
         Err(Error::new(ErrorCode::Changed, why))
     }
@@ -309,7 +333,7 @@ impl Versions {
     /// afresh.
     pub fn changed(&self, url: &str, why: &str) -> Error {
         let mut objects = self.objects.borrow_mut();
-        let o = objects.entry(String::from(url)).or_default();
+        let o = objects.entry(url);
         if let Some(Seen::Version(a)) = o.now.take() {
             if o.old.len() == OLD {
                 o.old.remove(0);

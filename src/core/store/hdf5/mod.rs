@@ -78,11 +78,7 @@ impl Kind for Hdf5 {
     }
 
     async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
-        // What was read of another version of the file is of no use now.
-        let stamp = below.stamp(&self.url);
-        if self.state.borrow().stamp != stamp {
-            *self.state.borrow_mut() = State { stamp, ..State::default() };
-        }
+        self.fresh(below.stamp(&self.url));
         if let Some(path) = key.strip_suffix("zarr.json").map(|p| p.trim_end_matches('/')) {
             return Ok(match self.node(below, c, path).await? {
                 Some((doc, _)) => Place::Bytes(doc),
@@ -177,10 +173,23 @@ impl Hdf5 {
         Err(self.corrupt(&format!("still reading after {ROUNDS} rounds")))
     }
 
+    /// What was read of another version of the file (`stamp` is the current one's) dropped.
+    #[inline(never)]
+    fn fresh(&self, stamp: u64) {
+        if self.state.borrow().stamp != stamp {
+            *self.state.borrow_mut() = State { stamp, ..State::default() };
+        }
+    }
+
     /// An error when the file changed since what is held was read (its bytes would mix two
     /// versions): the read is resolved again.
     fn same_version<S: Objects>(&self, below: &S) -> Result<()> {
-        if self.state.borrow().stamp == below.stamp(&self.url) {
+        self.same_stamp(below.stamp(&self.url))
+    }
+
+    #[inline(never)]
+    fn same_stamp(&self, stamp: u64) -> Result<()> {
+        if self.state.borrow().stamp == stamp {
             return Ok(());
         }
         Err(Error::new(ErrorCode::Changed, format!("{}: changed while open (during a read of its structures)", self.url)))
