@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 WASM_BINDGEN_VERSION=0.2.130
+WASM_PACK_VERSION=0.15.1
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 say() { printf '[ensure-tools] %s\n' "$*"; }
@@ -179,8 +180,17 @@ else
   CARGO_PROFILE_DEV_DEBUG=0 cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --no-default-features --force --debug
 fi
 
-# (wasm-pack is not needed: `npm test` runs tests/web.rs through wasm-bindgen's test runner,
-#  which is what `wasm-pack test --headless --chrome` runs; see the README.)
+# 2b. wasm-pack: `npm test` runs the wasm tests as the README gives them, `wasm-pack test
+#     --headless --chrome`. It downloads nothing there: it takes the wasm-bindgen CLI above
+#     from PATH (the same version as Cargo.lock's wasm-bindgen) and chromedriver from PATH
+#     (/usr/bin, Debian's). `--locked` (its own lockfile builds here); unoptimised, like the CLI
+#     above (67 s of a 2-core machine; it only starts cargo and the test runner).
+if [ "$(wasm-pack --version 2>/dev/null || true)" = "wasm-pack $WASM_PACK_VERSION" ]; then
+  say "wasm-pack $WASM_PACK_VERSION: present"
+else
+  say "cargo install wasm-pack --version $WASM_PACK_VERSION"
+  CARGO_PROFILE_DEV_DEBUG=0 cargo install wasm-pack --version "$WASM_PACK_VERSION" --locked --no-default-features --force --debug
+fi
 
 wait_job() { # pid name log
   if wait "$1"; then

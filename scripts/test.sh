@@ -6,10 +6,12 @@
 # On 2 cores the time goes to compiles: native tests once (the default features: C zstd, the
 # decoders linked in), the pure-Rust zstd path once more but only the tests that read zstd
 # (its unit tests and the fixture suite), one release build of the module and its decoder
-# modules, and the wasm tests' own build. The native tests' compile starts first, beside the
-# tools' installs (which mostly wait on downloads); the other two start when the tools are
-# there, in the background; the wasm tests then run in Chromium beside the native test runs,
-# and the Node test files run two at a time. Test builds carry no debug info. Phase times:
+# modules, and the wasm tests' own build (every test target and example for wasm32, as
+# `wasm-pack test` builds them; the native-only test files compile to nothing there). The native tests' compile starts
+# first, beside the tools' installs (which mostly wait on downloads); the other two start when
+# the tools are there, in the background; the wasm tests then run in Chromium (`wasm-pack test
+# --headless --chrome`, as the README gives it) beside the native test runs, and the Node test
+# files run two at a time. Test builds carry no debug info. Phase times:
 # "tools" the installs (the native compile beside them), "compile" what is left of the native
 # tests' compile (the background builds beside it), "native" their runs (the wasm tests beside
 # them), "build" and "wasm" what is left of the build and of the wasm tests after them.
@@ -49,7 +51,7 @@ LIMIT_BUILD=$(limit_of 1500)      # scripts/build.sh, from its start in the back
 LIMIT_WASM_BUILD=$(limit_of 1200) # the wasm tests' build, from its start in the background
 LIMIT_NATIVE=$(limit_of 600)      # cargo test --workspace (the runs)
 LIMIT_RUZSTD=$(limit_of 600)      # the ruzstd build and its tests
-LIMIT_WASM=$(limit_of 600)        # the wasm tests in Chromium
+LIMIT_WASM=$(limit_of 600)        # wasm-pack test (its build done already; the runner, Chromium)
 LIMIT_NODE=$(limit_of 1200)       # every Node test file, two at a time
 NODE_FILE_MS=$(limit_of 480000)   # one Node test file: ~2x the slowest under load
 
@@ -170,16 +172,16 @@ for _ in $(seq 1 100); do
   [ -n "$URL" ] && break
   sleep 0.1
 done
+# The wasm tests are the README's command, `wasm-pack test --headless --chrome`, with one
+# variable more: the fixture server's URL, at compile time (tests/web.rs then reads every fixture
+# over HTTP too). Its time limit in the browser comes from .cargo/config.toml, as for anyone
+# running the command. `--mode no-install`: the tools are ensure-tools.sh's (wasm-bindgen and its
+# test runner on PATH, /usr/bin/chromedriver), and wasm-pack fails rather than download one.
+# In a target directory of its own, built in the background first: what wasm-pack then builds
+# (`cargo build --tests` for wasm32, then `cargo test`, which builds the examples too) is done.
 WASM_TESTS_TARGET=target/wasm-tests
-wasm_tests() { # seconds cargo-test-args... (the wasm tests, with the fixture server)
-  local secs=$1
-  shift
-  SHARDFETCH_FIXTURES_URL="$URL/fixtures" \
-    CARGO_TARGET_DIR=$WASM_TESTS_TARGET \
-    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-    CHROMEDRIVER=/usr/bin/chromedriver \
-    WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-300}" \
-    limited "$secs" cargo test --target wasm32-unknown-unknown --test web "$@"
+wasm_env() { # cmd... (with the fixture server's URL and the wasm tests' target directory)
+  SHARDFETCH_FIXTURES_URL="$URL/fixtures" CARGO_TARGET_DIR=$WASM_TESTS_TARGET "$@"
 }
 say "build and the wasm tests' build, in the background ($LOGS/build.log, $LOGS/wasm-build.log)"
 limited "$LIMIT_BUILD" bash scripts/build.sh > "$LOGS/build.log" 2>&1 &
@@ -187,7 +189,7 @@ BUILD_PID=$!
 if [ -n "$URL" ]; then
   rm -f "$LOGS/wasm-build.rc"
   (
-    wasm_tests "$LIMIT_WASM_BUILD" --no-run > "$LOGS/wasm-build.log" 2>&1
+    wasm_env limited "$LIMIT_WASM_BUILD" cargo build --tests --examples --target wasm32-unknown-unknown > "$LOGS/wasm-build.log" 2>&1
     echo "rc $?" > "$LOGS/wasm-build.rc"
   ) &
   WASM_BUILD_PID=$!
@@ -201,10 +203,10 @@ native_build_rc=$(sed -n 's/^rc //p' "$LOGS/cargo-native-build.rc" 2>/dev/null)
 native_build_rc=${native_build_rc:-1}
 phase compile
 
-# The wasm tests (tests/web.rs through wasm-bindgen's test runner, what `wasm-pack test
-# --headless --chrome` runs; see the README) in headless Chromium, beside the native test runs
-# (the fuzzer holds one core, the network tests mostly wait): no environment needed (the
-# fixtures are embedded), and with a fixture server's URL the real-fetch path too.
+# The wasm tests (`wasm-pack test --headless --chrome`: tests/web.rs in headless Chromium; see the
+# README) beside the native test runs (the fuzzer holds one core, the network tests mostly
+# wait): no environment needed (the fixtures are embedded), and with a fixture server's URL the
+# real-fetch path too.
 WASM_RC_FILE="$LOGS/cargo-wasm.rc"
 rm -f "$WASM_RC_FILE" "$LOGS/cargo-wasm.log"
 WASM_PID=""
@@ -218,7 +220,7 @@ if [ -n "$URL" ]; then
       echo "$build_rc" > "$WASM_RC_FILE"
       exit
     fi
-    wasm_tests "$LIMIT_WASM" > "$LOGS/cargo-wasm.log" 2>&1
+    wasm_env limited "$LIMIT_WASM" wasm-pack test --mode no-install --headless --chrome > "$LOGS/cargo-wasm.log" 2>&1
     echo $? > "$WASM_RC_FILE"
   ) &
   WASM_PID=$!
@@ -251,7 +253,7 @@ fi
 phase build
 
 # --- (d) Rust wasm tests in headless Chromium ------------------------------------------------
-say "cargo test --target wasm32-unknown-unknown --test web (Rust tests in headless Chromium; waiting for them)"
+say "wasm-pack test --headless --chrome (the Rust tests of tests/web.rs in headless Chromium; waiting for them)"
 if [ -z "$URL" ]; then
   cat "$LOGS/server.err" >&2
   fail_part "test server did not start"

@@ -2,6 +2,7 @@
 //! lists each of them spells are compared here (the wrapper's TypeScript is read as text; the
 //! shapes crossing the JS↔wasm boundary are `shardfetch::contract`, emitted into the generated
 //! `shardfetch.d.ts` that the wrapper compiles against).
+#![cfg(not(target_arch = "wasm32"))]
 use serde_json::Value;
 use shardfetch::contract::{CONTRACT, STORES_TS};
 use shardfetch::core::store::registry;

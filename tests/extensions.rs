@@ -2,6 +2,7 @@
 //! "float64 to uint8 with NaN preservation" example, its chunk written here byte by byte (no
 //! writer among the pinned tools produces these codecs yet); expected values from the spec's
 //! formula, never from shardfetch.
+#![cfg(not(target_arch = "wasm32"))]
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;

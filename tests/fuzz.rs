@@ -7,6 +7,7 @@
 //!
 //! `SHARDFETCH_FUZZ_RUNS` sets the number of runs (default 10000, in two halves of their own
 //! seeds; the seeds are fixed, so a failure reproduces), `SHARDFETCH_FUZZ_SEED` other sequences.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::{manifest_names, parse_manifest, Case};

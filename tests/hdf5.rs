@@ -2,6 +2,7 @@
 //! linked in natively): requests counted at the server, groups and their children, NetCDF
 //! dimension names, hostile and unsupported files as typed errors, reads at the same time. (Every
 //! case of `manifest-hdf5.json` is also read value by value by the shared fixture suites.)
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::fixture_files;

@@ -2,6 +2,7 @@
 //! the requests each read costs, virtual chunks, groups, a rebuilt array, and every hostile
 //! repository a typed error. (Every case of `manifest-icechunk.json` is also read by the shared
 //! suites: `tests/native.rs`, `tests/web.rs`, Node and the browser.)
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::{check_case, parse_manifest};

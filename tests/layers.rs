@@ -7,6 +7,7 @@
 //! modules), resolved to the longest module prefix and then through re-exports to the file
 //! that defines the item. A `mod.rs` re-exporting its own descendants (`pub use`) and `mod`
 //! declarations are namespace plumbing, not dependencies; any other `pub use` is one.
+#![cfg(not(target_arch = "wasm32"))]
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

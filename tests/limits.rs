@@ -2,6 +2,7 @@
 //! and the limit) before anything is allocated or requested — the inputs that, before, made the
 //! wasm module trap (issue 14): a whole-axis selection of a huge array, a chunk declared at
 //! gigabytes, its fill value, a gzip bomb, a huge metadata document.
+#![cfg(not(target_arch = "wasm32"))]
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;

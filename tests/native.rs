@@ -1,5 +1,6 @@
 //! Native tests of the core over the committed fixtures, through an in-memory HTTP client
 //! that can also behave like the servers that bite (see FORMAT-NOTES "HTTP behaviour").
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::{all_cases, check_case, check_group, fixture_files, writers_case, writers_chunk, Case, Patch};

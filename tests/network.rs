@@ -2,6 +2,7 @@
 //! through the whole read path over the committed fixtures (issue 14). The server here is a
 //! well-behaved file server with faults injected by a seeded generator; time is virtual (a
 //! sleep advances the clock), so budgets are exact and the tests take no wall time.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::{all_cases, check_case, fixture_files, writers_case, writers_chunk, writers_region, Case, Patch};

@@ -2,6 +2,7 @@
 //! kerchunk/refs*.parq`): every record file's rows are what kerchunk's JSON references of the
 //! same HDF5 file say (`refs.json`), and damaged record files are typed errors, never a panic.
 //! (The reader is the `parquet` decoder module, `decoders/parquet`, linked in natively.)
+#![cfg(not(target_arch = "wasm32"))]
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::Sel;

@@ -1,6 +1,7 @@
 //! Neuroglancer precomputed volumes written by tensorstore (`tests/fixtures/generate_precomputed.py`),
 //! read chunk by chunk through `Layout::locate` + `shard::locate` + `Store::read` + `Layout::decode` over an
 //! in-memory HTTP client, and compared with what tensorstore read back.
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::Patch;

@@ -2,6 +2,7 @@
 //! as a multiscale, requests counted at the server, detection by the first bytes, and hostile
 //! files as typed errors. (Every case of `manifest-tiff.json` is also read value by value by the
 //! shared fixture suites.)
+#![cfg(not(target_arch = "wasm32"))]
 mod common;
 
 use common::fixture_files;

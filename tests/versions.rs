@@ -7,6 +7,7 @@
 //! inside a zip archive, and an array whose metadata changes (an appended row). The fixtures of
 //! `tests/fixtures/manifest-versions.json` (written by zarr-python, tifffile, h5py, tensorstore,
 //! icechunk, kerchunk) are swept the same way in `every_kind_switched_at_every_request`.
+#![cfg(not(target_arch = "wasm32"))]
 use futures_executor::block_on;
 use shardfetch::core::open::{open, OpenOptions, Opened};
 use shardfetch::core::read::plan::{Sel, Want};

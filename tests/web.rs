@@ -1,13 +1,21 @@
-//! wasm-bindgen tests in headless Chromium (`wasm-pack test --headless --chrome`, or `cargo
-//! test --target wasm32-unknown-unknown --test web` with the wasm-bindgen runner).
-//! With no environment, the fixtures are embedded in the test module and served from memory by
-//! the in-memory `ObjectServer` (the same core read path, no network). With
-//! `SHARDFETCH_FIXTURES_URL` set at compile time (the URL of a server of `tests/fixtures/`, as
-//! `npm test` does), they are also fetched over HTTP through the real `fetch` binding.
+//! wasm-bindgen tests in headless Chromium: `wasm-pack test --headless --chrome` (what `npm
+//! test` runs too), or `cargo test --target wasm32-unknown-unknown --test web` with the
+//! wasm-bindgen runner.
+//!
+//! With no environment, the fixtures are embedded in the test module (`build.rs` lists them) and
+//! served from memory by the in-memory `ObjectServer` (the same core read path, no network).
+//! With `SHARDFETCH_FIXTURES_URL` set at compile time (the URL of a server of `tests/fixtures/`,
+//! as `npm test` does), each manifest's test also reads its fixtures over HTTP through the real
+//! `fetch` binding.
+//!
+//! One test per manifest, each a few seconds at most. `wasm-bindgen-test-runner` runs every test
+//! of this file in one page, and its time limit (`WASM_BINDGEN_TEST_TIMEOUT`, 20 s by default;
+//! `.cargo/config.toml` raises it for a loaded machine) is for that page as a whole, not per
+//! test: the whole embedded run must stay well under 20 s (5-10 s on a shared 2-core machine).
 #![cfg(target_arch = "wasm32")]
 mod common;
 
-use common::{all_cases, check_case, check_group, fetch_all};
+use common::{built_with, check_case, check_group, fetch_all, manifest_names, parse_manifest};
 use js_sys::{Function, Object, Promise, Reflect};
 use shardfetch::core::transport::memory::ObjectServer;
 use shardfetch::core::transport::{HttpClient, Method, Request};
@@ -67,40 +75,79 @@ fn api_base() -> (String, JsValue) {
     (EMBEDDED.to_string(), options.into())
 }
 
-/// Every case and group of every manifest, read through `c` from `base`.
-async fn every_fixture<C: HttpClient>(c: &C, base: &str) {
-    let (cases, groups) = all_cases(|name| {
-        let url = format!("{base}/{name}");
-        async move { fetch_all(c, &url).await }
-    })
-    .await;
-    assert!(cases.len() >= 30);
+/// Every case (that this build reads) and group of the manifest `name`, read through `c` from
+/// `base`: the failures, each naming its case (or group) and where it was read from.
+async fn check_manifest<C: HttpClient>(c: &C, base: &str, name: &str) -> Vec<String> {
+    let (cases, groups) = parse_manifest(&fetch_all(c, &format!("{base}/{name}")).await);
+    let cases: Vec<_> = cases.into_iter().filter(|k| k.needs_feature().is_none_or(built_with)).collect();
+    assert!(!cases.is_empty(), "{name}: no case to read");
     let mut failures = Vec::new();
     for k in &cases {
         if let Err(e) = check_case(c, base, k).await {
-            failures.push(e);
+            failures.push(format!("{base}: {e}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
     for g in &groups {
-        check_group(c, base, g).await.unwrap();
+        if let Err(e) = check_group(c, base, g).await {
+            failures.push(format!("{base}: group {}: {e}", g["path"]));
+        }
     }
+    failures
 }
 
-#[wasm_bindgen_test]
-async fn every_fixture_embedded() {
-    assert!(FIXTURES.len() > 100, "{} fixture files embedded", FIXTURES.len());
-    every_fixture(&embedded(), EMBEDDED).await;
+/// The manifest `name` read from the embedded fixtures and, when a fixture server was given at
+/// compile time, through the browser's `fetch` from that server.
+async fn read_manifest(name: &str) {
+    let mut failures = check_manifest(&embedded(), EMBEDDED, name).await;
+    if let Some(base) = option_env!("SHARDFETCH_FIXTURES_URL") {
+        failures.extend(check_manifest(&FetchClient::global().unwrap(), base, name).await);
+    }
+    assert!(failures.is_empty(), "{name}: {} failed:\n{}", failures.len(), failures.join("\n"));
 }
 
-/// Through the browser's `fetch`, when a fixture server was given at compile time.
-#[wasm_bindgen_test]
-async fn every_fixture_over_http() {
-    let Some(base) = option_env!("SHARDFETCH_FIXTURES_URL") else {
-        console_log!("SHARDFETCH_FIXTURES_URL not set: the fetch path is tested by npm test");
-        return;
+/// A test per manifest (`manifest_tests_cover_manifests_json` checks that none is left out).
+macro_rules! manifest_tests {
+    ($($test:ident: $file:literal,)*) => {
+        /// The manifests the tests below read.
+        const TESTED: &[&str] = &[$($file),*];
+        $(
+            #[wasm_bindgen_test]
+            async fn $test() {
+                read_manifest($file).await;
+            }
+        )*
     };
-    every_fixture(&FetchClient::global().unwrap(), base).await;
+}
+
+manifest_tests! {
+    fixtures_zarr_v3: "manifest.json",
+    fixtures_zarr_v2: "manifest-zp2.json",
+    fixtures_zarr_v3_draft_sharding: "manifest-draft.json",
+    fixtures_mdio: "manifest-mdio.json",
+    fixtures_precomputed: "manifest-precomputed.json",
+    fixtures_strings_zarr_v3: "manifest-strings.json",
+    fixtures_strings_zarr_v2: "manifest-strings-zp2.json",
+    fixtures_cloudvolume: "manifest-cloudvolume.json",
+    fixtures_numcodecs_filters: "manifest-filters.json",
+    fixtures_zarrita: "manifest-zarrita.json",
+    fixtures_containers: "manifest-containers.json",
+    fixtures_icechunk: "manifest-icechunk.json",
+    fixtures_datetimes: "manifest-time.json",
+    fixtures_nested_containers: "manifest-nested.json",
+    fixtures_tiff: "manifest-tiff.json",
+    fixtures_hdf5: "manifest-hdf5.json",
+}
+
+/// Every manifest `manifests.json` lists has its test above, and the fixtures are embedded.
+#[wasm_bindgen_test]
+fn manifest_tests_cover_manifests_json() {
+    assert!(FIXTURES.len() > 100, "{} fixture files embedded", FIXTURES.len());
+    let index = FIXTURES.iter().find(|(p, _)| *p == "manifests.json").expect("manifests.json embedded").1;
+    let mut listed = manifest_names(index);
+    let mut tested: Vec<String> = TESTED.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    tested.sort();
+    assert_eq!(listed, tested, "manifests.json against the manifests tests/web.rs has a test for");
 }
 
 async fn call(obj: &JsValue, method: &str, args: &[JsValue]) -> Result<JsValue, JsValue> {
