@@ -36,7 +36,7 @@
 //                      its cache without asking; `If-None-Match` is answered 304 when it matches
 //
 // Every answer for a file carries its version as S3 and GCS give it: `ETag` (the MD5 of its
-// content, quoted), `Last-Modified` (its mtime; under a versioned prefix, a date per version), and
+// content, quoted), `Last-Modified` (its mtime; under a versioned prefix, an hour per version), and
 // honours `If-Match` / `If-Unmodified-Since` (412) and `If-Range` (the whole object when it does
 // not match). `versions: { "/prefix": [dirA, dirB, …] }` serves the files under a prefix from one
 // of several folders — the same URLs, other versions — switched with `setVersion(prefix, i)` or,
@@ -436,7 +436,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     if (!ignoreRange) headers["Accept-Ranges"] = "bytes";
     // The version, as S3 and GCS show it; and the conditions of RFC 9110.
     const etag = await etagOf(file, st);
-    const modified = new Date(under ? Date.UTC(2026, 0, 1, 0, 0, under.current) : st.mtimeMs).toUTCString();
+    const modified = new Date(under ? Date.UTC(2026, 0, 1, under.current) : st.mtimeMs).toUTCString();
     if (!modes.has("no-validators")) {
       headers.ETag = etag;
       headers["Last-Modified"] = modified;

@@ -11,6 +11,18 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { startServer } from "../server.mjs";
 
+
+/**
+ * A copy keeping its modification time (`cp -p`): the target as its writer left it, older than
+ * the reference file naming it. (A target newer than its reference file costs a HEAD of that file
+ * and a read again, once: README, When files change.)
+ */
+function copyAsWritten(from, to) {
+  fs.copyFileSync(from, to);
+  const st = fs.statSync(from);
+  fs.utimesSync(to, st.atime, st.mtime);
+}
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
 const dataDir = path.join(repo, "tests/fixtures/data");
@@ -139,7 +151,7 @@ test("inline chunks (text and base64) need no request; a group's children open f
 
 test("relative target URLs resolve against the reference file's URL", async () => {
   fs.mkdirSync(path.join(tmpDir, "h5"), { recursive: true });
-  fs.copyFileSync(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "h5/sample.h5"));
+  copyAsWritten(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "h5/sample.h5"));
   const doc = fixtureRefs();
   for (const [k, v] of Object.entries(doc.refs)) {
     if (!Array.isArray(v)) continue;
@@ -164,7 +176,7 @@ test("relative target URLs resolve against the reference file's URL", async () =
 
 test("resolveUrl rewrites every target, seeing s3:// as written and relative ones resolved", async () => {
   fs.mkdirSync(path.join(tmpDir, "moved"), { recursive: true });
-  fs.copyFileSync(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "moved/sample.h5"));
+  copyAsWritten(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "moved/sample.h5"));
   const asked = [];
   const resolveUrl = (u) => {
     asked.push(u);
@@ -263,7 +275,7 @@ test("hostile Parquet references: a record_size of 0, a record file cut in half 
   // fixtures' hostile/, where every target would be missing and read as the fill value).
   const copy = path.join(tmpDir, "hostile");
   fs.cpSync(path.join(dataDir, "containers/kerchunk/hostile/refs_truncated.parq"), path.join(copy, "refs_truncated.parq"), { recursive: true });
-  fs.copyFileSync(path.join(kerchunk, "sample.h5"), path.join(copy, "sample.h5"));
+  copyAsWritten(path.join(kerchunk, "sample.h5"), path.join(copy, "sample.h5"));
   const cut = await api.openArray(`${base}/tmp/hostile/refs_truncated.parq`, { path: "gzip_i16", workers: false });
   const e = await expectCode(cut.getChunk([0, 0]), "CorruptShard", "a record file cut in half");
   assert.ok(e.message.includes("/tmp/hostile/refs_truncated.parq/gzip_i16/refs.0.parq"), e.message);
@@ -347,7 +359,7 @@ test("hostile reference files are typed errors naming the file (and key); the mo
 
 test("a trapped module is replaced and a reference file's array reopens, resolveUrl kept", async () => {
   fs.mkdirSync(path.join(tmpDir, "moved2"), { recursive: true });
-  fs.copyFileSync(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "moved2/sample.h5"));
+  copyAsWritten(path.join(kerchunk, "sample.h5"), path.join(tmpDir, "moved2/sample.h5"));
   const resolveUrl = (u) => u.replace("/fixtures/containers/kerchunk/", "/tmp/moved2/");
   const arr = await api.openArray(`${base}${REFS}`, { path: "gzip_i16", resolveUrl, workers: false });
   await expectCode(api.__trapForTesting(false), "Internal", "the trap");

@@ -376,12 +376,11 @@ impl ObjectServer {
     }
 }
 
-/// The `Last-Modified` of version `v`: a second per version.
+/// The `Last-Modified` of version `v`: a minute per version (a writer's rewrites, not a copy's
+/// files a second apart), from 2024-01-01 on.
 fn http_date(v: u64) -> String {
-    let s = v % 60;
-    let m = (v / 60) % 60;
-    let h = (v / 3600) % 24;
-    format!("Mon, 01 Jan 2024 {h:02}:{m:02}:{s:02} GMT")
+    let (d, m) = (v / 1440, v % 1440);
+    format!("Mon, {:02} Jan 2024 {:02}:{:02}:00 GMT", 1 + d % 28, m / 60, m % 60)
 }
 
 /// `url` with its `.` and `..` path segments resolved.

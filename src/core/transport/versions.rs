@@ -189,6 +189,9 @@ pub struct Versions {
 /// Versions kept of an object's past (stale answers known as such).
 const OLD: usize = 4;
 
+/// Seconds by which a target's `Last-Modified` must follow its reference file's to look newer.
+const NEWER: i64 = 10;
+
 impl Versions {
     pub fn new(recheck: Recheck, conditional: Conditional) -> Self {
         Versions { objects: RefCell::default(), generation: Cell::new(0), recheck, conditional }
@@ -253,7 +256,8 @@ impl Versions {
             Some(Seen::Version(v)) => http_seconds(v.modified.as_deref()?)?,
             _ => return None,
         };
-        if mine <= theirs {
+        // (Files written together, a checkout or a copy, a few seconds apart, are not newer.)
+        if mine <= theirs + NEWER {
             return None;
         }
         o.suspect = true;
@@ -433,16 +437,16 @@ mod tests {
         s.observe("refs", at("Mon, 01 Jan 2024 00:00:10 GMT"), None).unwrap();
         s.described_by("old", "refs");
         s.described_by("new", "refs");
-        s.observe("old", at("Mon, 01 Jan 2024 00:00:09 GMT"), None).unwrap();
-        assert!(!s.stale("refs", None));
-        let e = s.observe("new", at("Mon, 01 Jan 2024 00:00:11 GMT"), None).unwrap_err();
+        s.observe("old", at("Mon, 01 Jan 2024 00:00:20 GMT"), None).unwrap();
+        assert!(!s.stale("refs", None), "within seconds: written together");
+        let e = s.observe("new", at("Mon, 01 Jan 2024 00:00:21 GMT"), None).unwrap_err();
         assert_eq!(e.code, ErrorCode::Changed);
         assert!(e.message.contains("new: newer than refs"), "{}", e.message);
         assert!(s.stale("refs", None), "confirmed before its next use");
         // Confirmed unchanged: no longer suspect, and the target's version is known.
         s.observe("refs", at("Mon, 01 Jan 2024 00:00:10 GMT"), None).unwrap();
         assert!(!s.stale("refs", None));
-        s.observe("new", at("Mon, 01 Jan 2024 00:00:11 GMT"), None).unwrap();
+        s.observe("new", at("Mon, 01 Jan 2024 00:00:21 GMT"), None).unwrap();
     }
 
     #[test]
