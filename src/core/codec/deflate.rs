@@ -86,7 +86,10 @@ pub fn unzlib(data: &[u8], limit: usize) -> Result<Vec<u8>> {
         // A gzip stream under "zlib": decoded by its header, as pako-based readers do.
         return gunzip(data, limit);
     }
-    inflate(data, true, limit, limit).map_err(|e| e.at("zlib"))
+    // The output's size is known only as a limit (for variable-length elements, maxDecodedBytes):
+    // the buffer starts at a few times the input and grows, rather than at the limit.
+    let hint = limit.min(data.len().saturating_mul(4).max(64 << 10));
+    inflate(data, true, limit, hint).map_err(|e| e.at("zlib"))
 }
 
 /// Whether `data` starts with a zlib header (RFC 1950: deflate, a window of at most 32 KiB,
