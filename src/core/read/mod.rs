@@ -446,9 +446,9 @@ impl Array {
 
     /// The chunks `members` of `plan`, all in the object at `url`: located, then read together
     /// — each of one version of the object, as its index or directory is (see
-    /// `transport::versions`). A chunk whose read met a change of any object read (the tree's
-    /// generation moved on) is not handed over but read again, once the array's metadata is
-    /// found unchanged; for a region, every chunk of the object is (those handed over before the
+    /// `transport::versions`). A chunk whose read met a change of its object (inside an archive
+    /// or file: of any object the tree reads) is not handed over but read again, once the
+    /// array's metadata is found unchanged; for a region, every chunk of the object is (those handed over before the
     /// change may be of the old version). A second change during one read: `Changed`.
     async fn read_object<C: HttpClient>(
         &self,
@@ -466,7 +466,10 @@ impl Array {
                 // older than a target): before the read, not during it.
                 self.store.revalidate(c, &url).await;
             }
-            let since = self.store.generation();
+            // The stamp of what this object's chunks are read from: a plain object's own epoch
+            // (a change of another shard is not this one's), else the tree's generation.
+            let stamp = || crate::core::transport::Objects::stamp(&*self.store, &url);
+            let since = stamp();
             let deferred: RefCell<Vec<usize>> = RefCell::new(Vec::new());
             let last: RefCell<Option<Error>> = RefCell::new(None);
             let gate = |i: usize, got: Result<Got>| {
@@ -479,7 +482,7 @@ impl Array {
                     got => got,
                 };
                 let changed = matches!(&got, Err(e) if e.code == ErrorCode::Changed);
-                if changed || self.store.generation() != since {
+                if changed || stamp() != since {
                     if let (true, Err(e)) = (changed, &got) {
                         *last.borrow_mut() = Some(e.clone());
                     }
@@ -525,8 +528,12 @@ impl Array {
                 let url = &self.meta_url;
                 let limit = self.store.config().max_document;
                 // (A change of the document itself is seen as it is read: read it once more.)
+                let mut seen = String::new();
                 let doc = match self.store.read_document_fresh(c, url, limit).await {
-                    Err(e) if e.code == ErrorCode::Changed => self.store.read_document_fresh(c, url, limit).await?,
+                    Err(e) if e.code == ErrorCode::Changed => {
+                        seen = e.message;
+                        self.store.read_document_fresh(c, url, limit).await?
+                    }
                     got => got?,
                 };
                 let changed = match doc {
@@ -535,7 +542,9 @@ impl Array {
                     None => self.store.known().and_then(|k| k.get(url)).is_none(),
                 };
                 if changed {
-                    let why = format!("{url}: the array's metadata changed while it was open (its shape, data type, chunks or codecs); open it again to read the new version");
+                    // (`seen`: the document's two versions, when its answer showed them.)
+                    let seen = seen.split_once("changed while open ").map_or(String::new(), |(_, v)| format!(" {v}"));
+                    let why = format!("{url}: the array's metadata changed while it was open{seen} (its shape, data type, chunks or codecs); open it again to read the new version");
                     let e = Error::new(ErrorCode::Changed, why);
                     *self.outdated.borrow_mut() = Some(e.clone());
                     return Err(e);

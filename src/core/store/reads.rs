@@ -355,6 +355,9 @@ impl Objects for Below<'_> {
     fn described_by(&self, target: &str, by: &str) {
         self.store.versions().described_by(target, by)
     }
+    fn immutable(&self, prefix: &str) {
+        self.store.versions().immutable(prefix)
+    }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         self.store.read_at(c, self.depth, url, range).await
     }
@@ -386,6 +389,9 @@ impl Objects for Store {
     }
     fn described_by(&self, target: &str, by: &str) {
         self.versions().described_by(target, by)
+    }
+    fn immutable(&self, prefix: &str) {
+        self.versions().immutable(prefix)
     }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Store::read(self, c, url, range).await

@@ -375,6 +375,9 @@ impl Objects for Transport {
     fn described_by(&self, target: &str, by: &str) {
         self.versions.described_by(target, by)
     }
+    fn immutable(&self, prefix: &str) {
+        self.versions.immutable(prefix)
+    }
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>> {
         Transport::read(self, c, url, range).await
     }

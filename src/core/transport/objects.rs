@@ -21,6 +21,8 @@ pub trait Objects {
     /// Where the bytes of the object at `target` are is what the object at `by` says (a
     /// reference file's targets; see `versions::Versions::described_by`).
     fn described_by(&self, target: &str, by: &str);
+    /// The objects under `prefix` never change (see `versions::Versions::immutable`).
+    fn immutable(&self, prefix: &str);
     /// `range` of the object at `url`; `None` when it does not exist.
     async fn read<C: HttpClient>(&self, c: &C, url: &str, range: ByteRange) -> Result<Option<RangeRead>>;
     /// The whole object at `url` as a document of at most `limit` bytes; `None` when absent.

@@ -181,6 +181,9 @@ impl Objects {
 /// The versions of the objects a tree of nodes reads.
 pub struct Versions {
     objects: RefCell<Objects>,
+    /// URL prefixes of objects that never change (an Icechunk repository's snapshots,
+    /// manifests and chunks, named by their content): their answers are not compared.
+    immutable: RefCell<Vec<String>>,
     generation: Cell<u64>,
     pub recheck: Recheck,
     pub conditional: Conditional,
@@ -194,7 +197,7 @@ const NEWER: i64 = 10;
 
 impl Versions {
     pub fn new(recheck: Recheck, conditional: Conditional) -> Self {
-        Versions { objects: RefCell::default(), generation: Cell::new(0), recheck, conditional }
+        Versions { objects: RefCell::default(), immutable: RefCell::default(), generation: Cell::new(0), recheck, conditional }
     }
 
     /// The epoch of the object at `url`: it moves on when the object changes.
@@ -230,6 +233,15 @@ impl Versions {
         }
         let (Recheck::After(ms), Some(now)) = (self.recheck, now) else { return false };
         o.checked.is_none_or(|t| now - t > ms)
+    }
+
+    /// The objects under `prefix` never change (named by their content): not compared. (A copy
+    /// whose dates differ, with the `ETag` hidden, would look like a change of every one.)
+    pub fn immutable(&self, prefix: &str) {
+        let mut list = self.immutable.borrow_mut();
+        if !list.iter().any(|p| p == prefix) {
+            list.push(String::from(prefix));
+        }
     }
 
     /// Where the bytes of the object at `target` are is what the object at `by` says (a
@@ -269,7 +281,7 @@ impl Versions {
     /// the read fails with `Changed` — or, of a version the object had before, a stale answer
     /// (`Changed` too, nothing recorded).
     pub fn observe(&self, url: &str, seen: Seen, now: Option<f64>) -> Result<()> {
-        if self.recheck == Recheck::Never {
+        if self.recheck == Recheck::Never || self.immutable.borrow().iter().any(|p| url.starts_with(p.as_str())) {
             return Ok(());
         }
         if let Seen::Version(v) = &seen {

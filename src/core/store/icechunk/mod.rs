@@ -219,6 +219,10 @@ impl Repo {
 
     /// The snapshot this mount reads, found once (from the branch or tag) and kept.
     pub async fn snapshot<C: HttpClient>(&self, store: &impl Objects, c: &C) -> Result<Rc<Snapshot>> {
+        // Snapshots, manifests and chunks are named by their content: they never change.
+        for dir in ["snapshots/", "manifests/", "chunks/"] {
+            store.immutable(&format!("{}{dir}", self.prefix));
+        }
         let from = self.resolved_from.borrow().clone();
         let stamp = from.as_deref().map_or(0, |u| store.stamp(u));
         if let Some(s) = self.snapshot.get(stamp) {
