@@ -33,11 +33,13 @@ fn file(name: &str) -> Vec<u8> {
 fn every_fixture_reads_libtiffs_values() {
     let s = fixture_files(BASE, None);
     let (mut fax, mut old_lzw) = (0, 0);
-    let page = std::fs::read(fixtures().join(
-        manifest()["cases"].as_array().unwrap().iter().find(|c| c["name"] == "tf_page_none").unwrap()["expected"]
-            .as_str()
-            .unwrap(),
-    ))
+    let page = std::fs::read(
+        fixtures().join(
+            manifest()["cases"].as_array().unwrap().iter().find(|c| c["name"] == "tf_page_none").unwrap()["expected"]
+                .as_str()
+                .unwrap(),
+        ),
+    )
     .unwrap();
     for c in manifest()["cases"].as_array().unwrap() {
         let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
