@@ -263,6 +263,11 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         c.push(String::from("{\"name\":\"transpose\",\"configuration\":{\"order\":[1,2,0]}}"));
     }
     let compression = v.int(COMPRESSION).unwrap_or(1);
+    // libtiff reverses each byte's bits before any decompression: only fax's is read so.
+    let fill = v.int(FILL_ORDER).unwrap_or(1);
+    if fill != 1 && !matches!(compression, 2..=4) {
+        return Err(unsupported(index, format!("FillOrder {fill} of Compression {compression}")));
+    }
     // Whole images, through decoder modules: WebP (8-bit RGB, RGBA), JPEG XL (8-, 16-bit), LERC
     // (any sample type; GDAL's deflate or zstd around it).
     if matches!(compression, 50001 | 50002 | 52546 | 34887) {
@@ -297,7 +302,7 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));
     }
-    if matches!(compression, 2 | 3 | 4) {
+    if matches!(compression, 2..=4) {
         return fax(index, v, compression, (samples, bits)).map(|f| format!("[{f}]"));
     }
     let endian = if v.header.big_endian { "big" } else { "little" };
