@@ -63,9 +63,7 @@ pub fn parse_manifest(text: &[u8]) -> (Vec<Case>, Vec<Value>) {
             features: c["features"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().into()).collect(),
             item_size: c.get("itemSize").and_then(Value::as_u64).map(|n| n as usize),
             tolerance: c.get("tolerance").and_then(Value::as_u64).unwrap_or(0) as u8,
-            time_unit: c
-                .get("timeUnit")
-                .map(|t| (t["unit"].as_str().unwrap().into(), t["scaleFactor"].as_u64().unwrap())),
+            time_unit: c.get("timeUnit").map(|t| (t["unit"].as_str().unwrap().into(), t["scaleFactor"].as_u64().unwrap())),
         })
         .collect();
     (cases, m["groups"].as_array().cloned().unwrap_or_default())
@@ -145,7 +143,10 @@ pub fn store_settings(o: &Value) -> Vec<(String, String)> {
 }
 
 pub async fn fetch_all<C: HttpClient>(c: &C, url: &str) -> Vec<u8> {
-    let r = c.send(Request::new(Method::Get, url, None)).await.expect("fetch");
+    let r = c
+        .send(Request::new(Method::Get, url, None))
+        .await
+        .expect("fetch");
     assert_eq!(r.status, 200, "{url}");
     r.body
 }
