@@ -263,6 +263,11 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         c.push(String::from("{\"name\":\"transpose\",\"configuration\":{\"order\":[1,2,0]}}"));
     }
     let compression = v.int(COMPRESSION).unwrap_or(1);
+    // libtiff reverses each byte's bits before any decompression: only fax's is read so.
+    let fill = v.int(FILL_ORDER).unwrap_or(1);
+    if fill != 1 && !matches!(compression, 2..=4) {
+        return Err(unsupported(index, format!("FillOrder {fill} of Compression {compression}")));
+    }
     // Whole images, through decoder modules: WebP (8-bit RGB, RGBA), JPEG XL (8-, 16-bit), LERC
     // (any sample type; GDAL's deflate or zstd around it).
     if matches!(compression, 50001 | 50002 | 52546 | 34887) {
@@ -296,6 +301,9 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         let conf = format!("{{\"tables\":{tables},\"samples\":{samples}}}");
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));
+    }
+    if matches!(compression, 2..=4) {
+        return fax(index, v, compression, (samples, bits)).map(|f| format!("[{f}]"));
     }
     let endian = if v.header.big_endian { "big" } else { "little" };
     let bytes = match bits {
@@ -333,6 +341,33 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
     out.push_str(&c.join(","));
     out.push(']');
     Ok(out)
+}
+
+/// FillOrder, T4Options, T6Options.
+const FILL_ORDER: u16 = 266;
+const T4_OPTIONS: u16 = 292;
+const T6_OPTIONS: u16 = 293;
+
+/// Bilevel fax (compressions 2, 3, 4), one byte a pixel as `imagecodecs_packints` gives 1-bit
+/// samples: its codec, or what is not read of it.
+fn fax(index: usize, v: &Values, compression: u64, (samples, bits): (u64, u64)) -> Result<String, Fail> {
+    let (tag, name, known) = match compression {
+        3 => (T4_OPTIONS, "T4Options", 0b111),
+        4 => (T6_OPTIONS, "T6Options", 0b10),
+        _ => (T4_OPTIONS, "", 0),
+    };
+    let options = if known == 0 { 0 } else { v.int(tag).unwrap_or(0) };
+    let fill = v.int(FILL_ORDER).unwrap_or(1);
+    let predictor = v.int(PREDICTOR).unwrap_or(1);
+    if samples != 1 || bits != 1 || predictor != 1 {
+        let what = format!("Compression {compression} (CCITT fax) of {samples} {bits}-bit samples, Predictor {predictor}");
+        return Err(unsupported(index, what));
+    }
+    if options & !known != 0 || !matches!(fill, 1 | 2) {
+        return Err(unsupported(index, format!("Compression {compression} with {name} {options}, FillOrder {fill}")));
+    }
+    let flags = options + (fill - 1) * (1 << 32);
+    Ok(format!("{{\"name\":\"imagecodecs_ccitt\",\"configuration\":{{\"compression\":{compression},\"flags\":{flags}}}}}"))
 }
 
 /// The array's attributes (JSON members): the directory it is, and its georeferencing (GeoTIFF).

@@ -81,7 +81,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         "imagecodecs_lzw" => Box::new(super::lzw::Lzw),
         "imagecodecs_packbits" => Box::new(super::tiff_packbits::TiffPackBits),
         "imagecodecs_packints" => Box::new(super::packints::PackInts::parse(conf)?),
-        name @ ("imagecodecs_jpeg" | "imagecodecs_webp" | "imagecodecs_jpegxl" | "imagecodecs_lerc") => {
+        name @ ("imagecodecs_jpeg" | "imagecodecs_webp" | "imagecodecs_jpegxl" | "imagecodecs_lerc" | "imagecodecs_ccitt") => {
             Box::new(super::tiff_image::TiffImage::parse(name, conf)?)
         }
         "imagecodecs_delta" => Box::new(super::predictor::HorizontalDelta::parse(conf, ndim)?),

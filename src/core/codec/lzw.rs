@@ -1,8 +1,10 @@
 //! TIFF's LZW (compression 5, imagecodecs `imagecodecs_lzw`): codes of 9 to 12 bits, most
 //! significant bit first, Clear (256) and EndOfInformation (257), the width growing one code
-//! early as libtiff writes it. Decoded within the chunk's size: a bomb stops at the limit.
+//! early as libtiff writes it; or old-style (before TIFF 6: least significant bit first, the
+//! width growing on time), told as libtiff tells it: a first byte 0 and the next one odd.
+//! Decoded within the chunk's size: a bomb stops at the limit.
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{corrupt_in, err, ErrorCode, Result};
+use crate::core::error::{corrupt_in, Result};
 use alloc::vec::Vec;
 
 #[derive(Debug)]
@@ -29,9 +31,7 @@ impl Codec for Lzw {
 
 /// The bytes of TIFF LZW stream `src`, at most `limit` of them.
 pub fn unlzw(src: &[u8], limit: usize) -> Result<Vec<u8>> {
-    if src.starts_with(&[0, 1]) {
-        return err(ErrorCode::UnsupportedCodec, "imagecodecs_lzw: old-style (pre-TIFF 6, LSB first) LZW is not read");
-    }
+    let old = matches!(src, [0, b, ..] if b & 1 == 1);
     // Each table entry: (prefix code, last byte, length); codes < 256 are single bytes.
     let mut table: Vec<(u16, u8, u32)> = Vec::with_capacity(4096);
     let reset = |t: &mut Vec<(u16, u8, u32)>| {
@@ -48,11 +48,15 @@ pub fn unlzw(src: &[u8], limit: usize) -> Result<Vec<u8>> {
     loop {
         while bits < width {
             let Some(&b) = src.get(at) else { return Ok(out) };
-            acc = (acc << 8) | u32::from(b);
+            acc = if old { acc | u32::from(b) << bits } else { (acc << 8) | u32::from(b) };
             at += 1;
             bits += 8;
         }
-        let code = ((acc >> (bits - width)) & ((1 << width) - 1)) as u16;
+        let mask = (1 << width) - 1;
+        let code = if old { acc & mask } else { (acc >> (bits - width)) & mask } as u16;
+        if old {
+            acc >>= width;
+        }
         bits -= width;
         match code {
             CLEAR => {
@@ -81,8 +85,8 @@ pub fn unlzw(src: &[u8], limit: usize) -> Result<Vec<u8>> {
             }
         }
         prev = Some(code);
-        // libtiff widens one code early.
-        width = match table.len() + 1 {
+        // libtiff widens one code early (old-style: on time).
+        width = match table.len() + usize::from(!old) {
             n if n >= 2048 => 12,
             n if n >= 1024 => 11,
             n if n >= 512 => 10,
@@ -122,22 +126,39 @@ fn emit(table: &[(u16, u8, u32)], code: u16, out: &mut Vec<u8>, limit: usize) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::error::ErrorCode;
 
-    /// A TIFF LZW encoder, for the round trip (libtiff's code width rule).
     fn lzw(data: &[u8]) -> Vec<u8> {
+        lzw_with(data, false)
+    }
+    fn lzw_old(data: &[u8]) -> Vec<u8> {
+        lzw_with(data, true)
+    }
+
+    /// A TIFF LZW encoder, for the round trip (libtiff's code width rule), or old-style (LSB
+    /// first, widened on time).
+    fn lzw_with(data: &[u8], old: bool) -> Vec<u8> {
         let mut out = Vec::new();
         let (mut acc, mut bits) = (0u64, 0u32);
         let mut put = |code: u32, width: u32, out: &mut Vec<u8>| {
-            acc = (acc << width) | u64::from(code);
+            if old {
+                acc |= u64::from(code) << bits;
+            } else {
+                acc = (acc << width) | u64::from(code);
+            }
             bits += width;
             while bits >= 8 {
-                out.push((acc >> (bits - 8)) as u8);
+                out.push(if old { acc as u8 } else { (acc >> (bits - 8)) as u8 });
+                if old {
+                    acc >>= 8;
+                }
                 bits -= 8;
             }
         };
         let mut dict: alloc::collections::BTreeMap<Vec<u8>, u32> = (0..256u32).map(|b| (alloc::vec![b as u8], b)).collect();
         let mut next = 258u32;
-        let width = |next: u32| if next + 1 >= 2048 { 12 } else if next + 1 >= 1024 { 11 } else if next + 1 >= 512 { 10 } else { 9 };
+        let early = u32::from(!old);
+        let width = |next: u32| if next + early >= 2048 { 12 } else if next + early >= 1024 { 11 } else if next + early >= 512 { 10 } else { 9 };
         put(256, 9, &mut out);
         let mut w: Vec<u8> = Vec::new();
         for &b in data {
@@ -175,6 +196,11 @@ mod tests {
         assert_eq!(unlzw(&lzw(&runs), runs.len()).unwrap(), runs);
         assert_eq!(unlzw(&lzw(&runs), 1000).unwrap_err().code, ErrorCode::CorruptChunk);
         assert_eq!(unlzw(&[0x80, 0x40, 0xff, 0xff], 10).unwrap_err().code, ErrorCode::CorruptChunk);
-        assert_eq!(unlzw(&[0, 1, 2], 10).unwrap_err().code, ErrorCode::UnsupportedCodec);
+        // Old-style: codes least significant bit first, widened on time.
+        let old = lzw_old(&data);
+        assert_eq!((old[0], old[1] & 1), (0, 1));
+        assert_eq!(unlzw(&old, data.len()).unwrap(), data);
+        assert_eq!(unlzw(&lzw_old(&runs), runs.len()).unwrap(), runs);
+        assert_eq!(unlzw(&lzw_old(&runs), 1000).unwrap_err().code, ErrorCode::CorruptChunk);
     }
 }

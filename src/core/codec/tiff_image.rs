@@ -3,8 +3,9 @@
 //! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit grey or
 //! YCbCr as GDAL writes it, given as RGB), `imagecodecs_webp` (50001: RGB or RGBA),
 //! `imagecodecs_jpegxl` (50002: 8- or 16-bit) and `imagecodecs_lerc` (34887: any sample type;
-//! GDAL's deflate or zstd around it are codecs of their own). Array→bytes codecs: the tile's
-//! pixels with their samples interleaved.
+//! GDAL's deflate or zstd around it are codecs of their own), `imagecodecs_ccitt` (compressions
+//! 2, 3, 4: bilevel fax, one byte a pixel; configuration `compression` and `flags` as the `ccitt`
+//! module takes them). Array→bytes codecs: the tile's pixels with their samples interleaved.
 use super::{external, Codec, Ctx, Decoded, Kind};
 use crate::core::error::{checked_bytes, invalid, Result};
 use crate::core::json::{base64, Map, Value};
@@ -20,6 +21,8 @@ pub struct TiffImage {
     tables: Vec<u8>,
     /// Samples per pixel (the tile's last axis when more than one).
     samples: u64,
+    /// Fax: the compression and its flags.
+    fax: [f64; 2],
 }
 
 impl TiffImage {
@@ -28,6 +31,7 @@ impl TiffImage {
             "imagecodecs_webp" => ("imagecodecs_webp", "webp"),
             "imagecodecs_jpegxl" => ("imagecodecs_jpegxl", "jxl"),
             "imagecodecs_lerc" => ("imagecodecs_lerc", "lerc"),
+            "imagecodecs_ccitt" => ("imagecodecs_ccitt", "ccitt"),
             _ => ("imagecodecs_jpeg", "jpeg"),
         };
         let tables = match conf.get("tables").and_then(Value::as_str) {
@@ -35,7 +39,8 @@ impl TiffImage {
             None => Vec::new(),
         };
         let samples = conf.get("samples").and_then(Value::as_u64).unwrap_or(1).max(1);
-        Ok(TiffImage { name, decoder, tables, samples })
+        let fax = ["compression", "flags"].map(|k| conf.get(k).and_then(Value::as_u64).unwrap_or(0) as f64);
+        Ok(TiffImage { name, decoder, tables, samples, fax })
     }
 }
 
@@ -71,9 +76,14 @@ impl Codec for TiffImage {
         } else {
             &data.bytes
         };
+        let (y, x) = match ctx.shape {
+            [.., y, x] => (*y, *x),
+            _ => (0, 0),
+        };
         let args = match decoder {
-            "lerc" => [values as f64, size as f64, float],
-            _ => [pixels as f64, self.samples as f64, size as f64],
+            "lerc" => [values as f64, size as f64, float, 0.0],
+            "ccitt" => [x as f64, y as f64, self.fax[0], self.fax[1]],
+            _ => [pixels as f64, self.samples as f64, size as f64, 0.0],
         };
         let px = external::run(ctx.decoders, decoder, stream, &args)?;
         let px = super::check_len(self.name, px, values * size)?;
