@@ -258,7 +258,7 @@ mod tests {
             DataType::Json,
             DataType::FixedUtf32(1),
             DataType::FixedBytes(1),
-            DataType::FixedString(1, crate::core::metadata::dtype::StrType::parse("ascii", "nullterm").unwrap()),
+            DataType::FixedString(crate::core::metadata::dtype::StrType::parse(1, "ascii", "nullterm").unwrap()),
             DataType::DateTime64(crate::core::metadata::dtype::TimeUnit::new("ns", 1).unwrap()),
             DataType::TimeDelta64(crate::core::metadata::dtype::TimeUnit::new("s", 10).unwrap()),
         ];

@@ -131,7 +131,7 @@ fn fixed_length_strings_read_as_text_and_as_bytes_like_h5py() {
         let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
         let path = c["open"]["path"].as_str().unwrap();
         let Opened::Array(a) = block_on(open(&s, &url, at(path))).unwrap() else { panic!("{name}: an array") };
-        let DataType::FixedString(_, t) = a.dtype() else { panic!("{name}: {:?}", a.dtype()) };
+        let DataType::FixedString(t) = a.dtype() else { panic!("{name}: {:?}", a.dtype()) };
         assert_eq!((t.charset(), t.padding()), (c["stringType"]["charset"].as_str().unwrap(), c["stringType"]["padding"].as_str().unwrap()), "{name}");
         let all = vec![Sel::All; a.metadata().shape.len()];
         let got = block_on(read_region(&a, &s, &all)).unwrap();

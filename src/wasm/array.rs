@@ -76,7 +76,7 @@ impl WasmArray {
         });
         set(&o, "timeUnit", unit.unwrap_or(JsValue::NULL));
         let text = match a.dtype() {
-            crate::core::metadata::DataType::FixedString(_, t) => {
+            crate::core::metadata::DataType::FixedString(t) => {
                 let s = Object::new();
                 set(&s, "charset", t.charset());
                 set(&s, "padding", t.padding());

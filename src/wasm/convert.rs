@@ -226,10 +226,7 @@ fn strings_of(v: Option<JsValue>) -> Result<Strings> {
     match v.as_string().as_deref() {
         Some("text") => Ok(Strings::Text),
         Some("bytes") => Ok(Strings::Bytes),
-        _ => {
-            let why = format!("options.strings must be \"text\" or \"bytes\", got {v:?}");
-            Err(Error::new(ErrorCode::InvalidSelection, why))
-        }
+        _ => Err(Error::new(ErrorCode::InvalidSelection, "options.strings must be \"text\" or \"bytes\"")),
     }
 }
 

@@ -152,7 +152,7 @@ test("an unknown strings value is InvalidSelection naming the option", async () 
   const c = caseNamed("str_utf8_nullpad");
   await assert.rejects(open(c, { strings: "latin1" }), (e) => {
     assert.equal(e.code, "InvalidSelection");
-    assert.match(e.message, /options\.strings must be "text" or "bytes", got .*latin1/);
+    assert.match(e.message, /options\.strings must be "text" or "bytes"/);
     return true;
   });
 });

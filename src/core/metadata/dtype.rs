@@ -38,9 +38,9 @@ pub enum DataType {
     FixedUtf32(u32),
     /// Bytes of this length, NUL-padded (NumPy `|S n`, Zarr v3 `null_terminated_bytes`).
     FixedBytes(u32),
-    /// Text of this many bytes in a charset, padded as [`StrType`] says (an HDF5 fixed-length
-    /// string, a NetCDF `char`).
-    FixedString(u32, StrType),
+    /// Text of a number of bytes in a charset, padded, as [`StrType`] says (an HDF5
+    /// fixed-length string, a NetCDF `char`).
+    FixedString(StrType),
     /// NumPy `datetime64[…]` (Zarr v3 `numpy.datetime64`, v2 `<M8[…]`): int64 counts of the
     /// unit since the Unix epoch, `i64::MIN` for NaT.
     DateTime64(TimeUnit),
@@ -83,12 +83,12 @@ impl TimeUnit {
     }
 }
 
-/// A fixed-length string's charset and padding (HDF5's `cset` and `strpad`).
+/// A fixed-length string's length in bytes, charset and padding (HDF5's `cset` and `strpad`),
+/// packed as the other types' one `u32`: the charset (1: UTF-8) in bit 0, the [`Pad`] in bits
+/// 1-2, the length above (under 2^29 bytes). A second field would grow every match and
+/// comparison of [`DataType`] in the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StrType {
-    pub utf8: bool,
-    pub pad: Pad,
-}
+pub struct StrType(u32);
 
 /// Where a fixed-length string's text ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,33 +102,61 @@ pub enum Pad {
 }
 
 impl StrType {
-    const PADS: [(&'static str, Pad); 3] =
-        [("nullterm", Pad::NullTerm), ("nullpad", Pad::NullPad), ("spacepad", Pad::SpacePad)];
+    /// `None` for a length of 0 or of 2^29 bytes and more.
+    pub fn new(len: u32, utf8: bool, pad: Pad) -> Option<StrType> {
+        (len > 0 && len < 1 << 29).then_some(StrType(len << 3 | u32::from(utf8) | (pad as u32) << 1))
+    }
 
-    /// `"ascii"`/`"utf-8"` and `"nullterm"`/`"nullpad"`/`"spacepad"`.
-    pub fn parse(charset: &str, padding: &str) -> Option<StrType> {
+    /// The length, `"ascii"`/`"utf-8"` and `"nullterm"`/`"nullpad"`/`"spacepad"`.
+    pub fn parse(len: u64, charset: &str, padding: &str) -> Option<StrType> {
         let utf8 = match charset {
             "ascii" => false,
             "utf-8" => true,
             _ => return None,
         };
-        let pad = Self::PADS.iter().find(|(n, _)| *n == padding)?.1;
-        Some(StrType { utf8, pad })
+        let pad = match padding {
+            "nullterm" => Pad::NullTerm,
+            "nullpad" => Pad::NullPad,
+            "spacepad" => Pad::SpacePad,
+            _ => return None,
+        };
+        StrType::new(u32::try_from(len).ok()?, utf8, pad)
+    }
+
+    /// Bytes per element.
+    pub fn len(self) -> u32 {
+        self.0 >> 3
+    }
+
+    pub fn utf8(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    pub fn pad(self) -> Pad {
+        match self.0 >> 1 & 3 {
+            0 => Pad::NullTerm,
+            2 => Pad::SpacePad,
+            _ => Pad::NullPad,
+        }
     }
 
     pub fn charset(self) -> &'static str {
-        if self.utf8 { "utf-8" } else { "ascii" }
+        if self.utf8() { "utf-8" } else { "ascii" }
     }
 
     pub fn padding(self) -> &'static str {
-        Self::PADS.iter().find(|(_, p)| *p == self.pad).map_or("nullpad", |(n, _)| n)
+        match self.pad() {
+            Pad::NullTerm => "nullterm",
+            Pad::NullPad => "nullpad",
+            Pad::SpacePad => "spacepad",
+        }
     }
 
     /// The element's bytes without their padding, as h5py reads them (HDF5's conversion to
     /// NumPy's NUL-padded `S`, whose trailing NULs NumPy drops).
     pub fn content(self, raw: &[u8]) -> &[u8] {
         let nul_padded = |b: &[u8]| b.iter().rposition(|&x| x != 0).map_or(0, |k| k + 1);
-        let end = match self.pad {
+        let end = match self.pad() {
             Pad::NullTerm => raw.iter().position(|&x| x == 0).unwrap_or(raw.len()),
             Pad::NullPad => nul_padded(raw),
             Pad::SpacePad => {
@@ -143,11 +171,14 @@ impl StrType {
     /// ASCII byte by byte as Latin-1 (lossless: a high byte is kept as U+0080..U+00FF).
     pub fn text(self, raw: &[u8]) -> alloc::string::String {
         let b = self.content(raw);
-        if self.utf8 {
-            alloc::string::String::from_utf8_lossy(b).into_owned()
-        } else {
-            b.iter().map(|&x| char::from(x)).collect()
+        if self.utf8() {
+            return alloc::string::String::from_utf8_lossy(b).into_owned();
         }
+        let mut s = alloc::string::String::with_capacity(b.len());
+        for &x in b {
+            s.push(char::from(x));
+        }
+        s
     }
 }
 
@@ -217,10 +248,10 @@ impl DataType {
             }
             "fixed_length_string" => {
                 let c = |k: &str| conf.and_then(|c| c.get(k)).and_then(Value::as_str).unwrap_or("");
-                let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
-                match (len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0), StrType::parse(c("charset"), c("padding"))) {
-                    (Some(n), Some(t)) => Ok(DataType::FixedString(n, t)),
-                    _ => err(ErrorCode::InvalidMetadata, "fixed_length_string needs a positive length_bytes, a charset (ascii, utf-8) and a padding (nullterm, nullpad, spacepad)"),
+                let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64).unwrap_or(0);
+                match StrType::parse(len, c("charset"), c("padding")) {
+                    Some(t) => Ok(DataType::FixedString(t)),
+                    None => err(ErrorCode::InvalidMetadata, "fixed_length_string needs length_bytes (1 to 2^29-1), charset and padding"),
                 }
             }
             "raw_bytes" => {
@@ -297,7 +328,7 @@ impl DataType {
             DataType::DateTime64(_) | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBytes(n) | DataType::Structured(n) | DataType::FixedBytes(n) => n as usize,
-            DataType::FixedString(n, _) => n as usize,
+            DataType::FixedString(t) => t.len() as usize,
             DataType::FixedUtf32(n) => 4 * n as usize,
             DataType::String | DataType::Bytes | DataType::Json => HANDLE,
         }
@@ -495,17 +526,18 @@ impl FillValue {
             }
             FillValue::of(bytes, Scalar::Text)
         }
-        DataType::FixedBytes(n) | DataType::FixedString(n, _) => {
+        DataType::FixedBytes(_) | DataType::FixedString(_) => {
+            let n = dtype.size();
             let mut bytes = match v {
                 Value::String(t) => base64(t).ok_or_else(bad)?,
                 Value::Null => Vec::new(),
                 Value::Number(z) if z.as_u64() == Some(0) => Vec::new(),
                 _ => return Err(bad()),
             };
-            if bytes.len() > n as usize {
+            if bytes.len() > n {
                 return Err(bad());
             }
-            bytes.resize(n as usize, 0);
+            bytes.resize(n, 0);
             FillValue::of(bytes, fixed_scalar(dtype))
         }
             _ => return Err(bad()),
@@ -760,7 +792,7 @@ mod tests {
 
     #[test]
     fn fixed_length_strings_end_where_their_padding_says() {
-        let t = |c, p| StrType::parse(c, p).unwrap();
+        let t = |c, p| StrType::parse(8, c, p).unwrap();
         let (term, pad, space) = (t("ascii", "nullterm"), t("ascii", "nullpad"), t("ascii", "spacepad"));
         assert_eq!(term.content(b"be\0ta\0"), b"be");
         assert_eq!(term.content(b"gamma!"), b"gamma!");
@@ -772,14 +804,17 @@ mod tests {
         assert_eq!(space.content(b"  lead"), b"  lead");
         assert_eq!(space.content(b""), b"");
         assert_eq!((term.charset(), term.padding(), space.padding()), ("ascii", "nullterm", "spacepad"));
-        assert_eq!(StrType::parse("latin-1", "nullpad"), None);
-        assert_eq!(StrType::parse("utf-8", "nul"), None);
+        assert_eq!(StrType::parse(8, "latin-1", "nullpad"), None);
+        assert_eq!(StrType::parse(8, "utf-8", "nul"), None);
+        assert_eq!(StrType::parse(0, "utf-8", "nullpad"), None);
+        assert_eq!(StrType::parse(1 << 29, "utf-8", "nullpad"), None);
+        assert_eq!(StrType::parse((1 << 29) - 1, "utf-8", "nullpad").map(StrType::len), Some((1 << 29) - 1));
     }
 
     #[test]
     fn fixed_length_strings_as_text() {
-        let utf8 = StrType::parse("utf-8", "nullpad").unwrap();
-        let ascii = StrType::parse("ascii", "nullpad").unwrap();
+        let utf8 = StrType::parse(8, "utf-8", "nullpad").unwrap();
+        let ascii = StrType::parse(8, "ascii", "nullpad").unwrap();
         assert_eq!(utf8.text("h\u{e9}llo\0".as_bytes()), "h\u{e9}llo");
         // Malformed UTF-8: U+FFFD per maximal subpart, as TextDecoder and Python's "replace" do.
         assert_eq!(utf8.text(b"\xf0\x80\x80\x80"), "\u{fffd}\u{fffd}\u{fffd}\u{fffd}");
@@ -795,7 +830,12 @@ mod tests {
     fn fixed_length_string_type_and_fill() {
         let v = json!({"name": "fixed_length_string", "configuration": {"length_bytes": 6, "charset": "utf-8", "padding": "spacepad"}});
         let t = DataType::parse(&v).unwrap();
-        assert_eq!(t, DataType::FixedString(6, StrType { utf8: true, pad: Pad::SpacePad }));
+        assert_eq!(t, DataType::FixedString(StrType::new(6, true, Pad::SpacePad).unwrap()));
+        // Every charset and padding survives its packing into one byte.
+        for b in 0..6 {
+            let st = StrType(7 << 3 | b);
+            assert_eq!(StrType::parse(7, st.charset(), st.padding()), Some(st), "{b}");
+        }
         assert_eq!((t.name(), t.size(), t.swap_unit(), t.is_variable()), ("fixed_length_string", 6, 1, false));
         let f = FillValue::parse(t, &json!("ZsOvbGw=")).unwrap();
         assert_eq!(f.bytes, b"f\xc3\xafll\0");
@@ -807,7 +847,7 @@ mod tests {
         ] {
             let e = DataType::parse(&bad).unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidMetadata, "{bad}");
-            assert!(e.message.contains("fixed_length_string needs"), "{e}");
+            assert!(e.message.contains("fixed_length_string needs length_bytes (1 to 2^29-1), charset and padding"), "{e}");
         }
     }
 

@@ -81,7 +81,7 @@ impl Chunk {
                     _ => Element::Bytes(b),
                 }
             }
-            DataType::FixedString(_, t) => match strings {
+            DataType::FixedString(t) => match strings {
                 Strings::Bytes => Element::Bytes(t.content(raw)),
                 _ => Element::Text(t.text(raw)),
             },
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn fixed_length_strings_as_declared_as_text_or_as_bytes() {
-        let t = DataType::FixedString(4, StrType::parse("utf-8", "nullterm").unwrap());
+        let t = DataType::FixedString(StrType::parse(4, "utf-8", "nullterm").unwrap());
         let c = chunk(b"\xc3\xa9\0xab\xff\0");
         let text = |i, s| c.element_as(t, i, s);
         assert_eq!(c.element(t, 0), Some(Element::Text("\u{e9}".into())));
