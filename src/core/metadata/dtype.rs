@@ -124,7 +124,7 @@ impl StrType {
     }
 
     /// Bytes per element.
-    pub fn len(self) -> u32 {
+    pub fn size(self) -> u32 {
         self.0 >> 3
     }
 
@@ -328,7 +328,7 @@ impl DataType {
             DataType::DateTime64(_) | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBytes(n) | DataType::Structured(n) | DataType::FixedBytes(n) => n as usize,
-            DataType::FixedString(t) => t.len() as usize,
+            DataType::FixedString(t) => t.size() as usize,
             DataType::FixedUtf32(n) => 4 * n as usize,
             DataType::String | DataType::Bytes | DataType::Json => HANDLE,
         }
@@ -808,7 +808,7 @@ mod tests {
         assert_eq!(StrType::parse(8, "utf-8", "nul"), None);
         assert_eq!(StrType::parse(0, "utf-8", "nullpad"), None);
         assert_eq!(StrType::parse(1 << 29, "utf-8", "nullpad"), None);
-        assert_eq!(StrType::parse((1 << 29) - 1, "utf-8", "nullpad").map(StrType::len), Some((1 << 29) - 1));
+        assert_eq!(StrType::parse((1 << 29) - 1, "utf-8", "nullpad").map(StrType::size), Some((1 << 29) - 1));
     }
 
     #[test]
