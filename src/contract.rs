@@ -60,6 +60,8 @@ export interface WasmOptions extends WasmStoreOptions {
   recheck?: "open" | "never" | number;
   /** Whether ranged reads ask the server to refuse a changed object: `"if-match"`, `"if-range"`, or `false` (default). */
   conditional?: "if-match" | "if-range" | false;
+  /** Fixed-length strings as text or as bytes; omitted: as the file declares them (an HDF5 or NetCDF string as text, Zarr's `null_terminated_bytes` as bytes). */
+  strings?: "text" | "bytes";
   /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt). */
   decoders?: WasmDecoders;
   /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
@@ -107,6 +109,8 @@ export interface WasmArrayMeta {
   fillValue: number | bigint | boolean | [number, number] | Uint8Array | string | WasmValue;
   /** datetime64/timedelta64: NumPy's unit (`"ns"`, `"D"`, `"generic"`, …) and its scale factor. */
   timeUnit: WasmTimeUnit | null;
+  /** fixed_length_string: its charset and padding (HDF5's `cset` and `strpad`). */
+  stringType: WasmStringType | null;
   itemSize: number;
   /** Decoding is real work (decompression, checksums): worth a worker. */
   costlyDecode: boolean;
@@ -151,6 +155,12 @@ export interface WasmContainer {
   url: string;
   comment: string;
   snapshot?: string;
+}
+
+/** A fixed-length string's charset and where its text ends: at the first NUL, before the trailing NULs or before the trailing spaces. */
+export interface WasmStringType {
+  charset: "ascii" | "utf-8";
+  padding: "nullterm" | "nullpad" | "spacepad";
 }
 
 /** A multiscale image's description (core `metadata/multiscale.rs`): levels finest first. */
@@ -215,7 +225,8 @@ export interface WasmStats {
 export type WasmDataType =
   | "bool" | "int8" | "int16" | "int32" | "int64" | "uint8" | "uint16" | "uint32" | "uint64"
   | "float16" | "float32" | "float64" | "complex64" | "complex128" | "raw_bytes" | "structured"
-  | "string" | "bytes" | "json" | "fixed_length_utf32" | "null_terminated_bytes" | "datetime64" | "timedelta64";
+  | "string" | "bytes" | "json" | "fixed_length_utf32" | "null_terminated_bytes" | "fixed_length_string"
+  | "datetime64" | "timedelta64";
 "#;
 
 #[cfg(test)]
@@ -247,6 +258,7 @@ mod tests {
             DataType::Json,
             DataType::FixedUtf32(1),
             DataType::FixedBytes(1),
+            DataType::FixedString(crate::core::metadata::dtype::StrType::parse(1, "ascii", "nullterm").unwrap()),
             DataType::DateTime64(crate::core::metadata::dtype::TimeUnit::new("ns", 1).unwrap()),
             DataType::TimeDelta64(crate::core::metadata::dtype::TimeUnit::new("s", 10).unwrap()),
         ];
@@ -273,8 +285,9 @@ mod tests {
             DataType::Json => 18,
             DataType::FixedUtf32(_) => 19,
             DataType::FixedBytes(_) => 20,
-            DataType::DateTime64(_) => 21,
-            DataType::TimeDelta64(_) => 22,
+            DataType::FixedString(..) => 21,
+            DataType::DateTime64(_) => 22,
+            DataType::TimeDelta64(_) => 23,
         };
         assert!(all.iter().enumerate().all(|(i, &t)| place(t) == i));
         let union = &super::CONTRACT[super::CONTRACT.find("export type WasmDataType =").unwrap()..];

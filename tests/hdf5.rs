@@ -109,3 +109,46 @@ fn chunks_wanted_together_are_one_request() {
     block_on(read_region(&a, &s, &[Sel::All, Sel::All])).unwrap();
     assert!(s.requests() - before <= 3, "{:?}", &s.log()[before..]);
 }
+
+/// Fixed-length strings (every charset and padding; NetCDF `char`): each element, as text and
+/// as bytes, against what h5py (netCDF4-python for `char`) read back; a fill as both.
+#[test]
+fn fixed_length_strings_read_as_text_and_as_bytes_like_h5py() {
+    use shardfetch::core::metadata::DataType;
+    use shardfetch::core::read::{Element, Strings};
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let values = |rel: &Value| -> Vec<Value> {
+        let v: Value = serde_json::from_slice(&std::fs::read(root.join(rel.as_str().unwrap())).unwrap()).unwrap();
+        v["values"].as_array().unwrap().clone()
+    };
+    let s = fixture_files(BASE, None);
+    let m = manifest();
+    let cases: Vec<&Value> = m["cases"].as_array().unwrap().iter().filter(|c| c["dtype"] == "fixed_length_string").collect();
+    assert!(cases.len() >= 11, "{} string cases", cases.len());
+    let mut elements = 0;
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let url = format!("{BASE}/data/{}", c["path"].as_str().unwrap());
+        let path = c["open"]["path"].as_str().unwrap();
+        let Opened::Array(a) = block_on(open(&s, &url, at(path))).unwrap() else { panic!("{name}: an array") };
+        let DataType::FixedString(t) = a.dtype() else { panic!("{name}: {:?}", a.dtype()) };
+        assert_eq!((t.charset(), t.padding()), (c["stringType"]["charset"].as_str().unwrap(), c["stringType"]["padding"].as_str().unwrap()), "{name}");
+        let all = vec![Sel::All; a.metadata().shape.len()];
+        let got = block_on(read_region(&a, &s, &all)).unwrap();
+        let (text, bytes) = (values(&c["expected"]), values(&c["expectedBytes"]));
+        assert_eq!(text.len(), bytes.len());
+        for (i, (t, b)) in text.iter().zip(&bytes).enumerate() {
+            let as_text = got.element_as(a.dtype(), i, Strings::Declared);
+            assert_eq!(as_text, Some(Element::Text(t.as_str().unwrap().into())), "{name} element {i}");
+            let Some(Element::Bytes(raw)) = got.element_as(a.dtype(), i, Strings::Bytes) else { panic!("{name} {i}") };
+            assert_eq!(common::base64_encode(raw), b.as_str().unwrap(), "{name} element {i} as bytes");
+            elements += 1;
+        }
+    }
+    assert!(elements >= 60, "{elements} elements");
+    // An unwritten chunk reads as the fill, "fïll" (UTF-8, NUL-padded).
+    let Opened::Array(a) = block_on(open(&s, &format!("{BASE}/data/hdf5/strings.h5"), at("utf8_fill"))).unwrap() else { panic!() };
+    let got = block_on(read_chunk(&a, &s, &[1, 1])).unwrap();
+    assert_eq!(got.element_as(a.dtype(), 0, Strings::Text), Some(Element::Text("f\u{ef}ll".into())));
+    assert_eq!(got.element_as(a.dtype(), 0, Strings::Bytes), Some(Element::Bytes("f\u{ef}ll".as_bytes())));
+}

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { WasmArray, WasmArrayMeta, WasmRegion } from "./wasm/shardfetch.js";
-import type { ArrayData, ArrayStats, ChunkResult, Container, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, TypedArray } from "./types.js";
+import type { ArrayData, ArrayStats, ChunkResult, Container, DataType, Field, Format, OpenOptions, ReadOptions, ScaleInfo, Selection, StringType, TypedArray } from "./types.js";
 import { checkSignal, raceAbort, ShardfetchError, toError, type ErrorCode } from "./errors.js";
 import { api, initialize, moduleGeneration, unlessTrapped } from "./module.js";
 import { wasmOptions } from "./early.js";
@@ -36,8 +36,9 @@ export class ShardedArray {
   readonly shardShape: readonly number[] | null;
   /**
    * int64/uint64/datetime64/timedelta64 fill values are `bigint` (NaT: -2⁶³), bool ones
-   * `boolean`, complex ones `[re, im]`, raw/structured ones the element's bytes, everything else
-   * `number`.
+   * `boolean`, complex ones `[re, im]`, raw/structured ones the element's bytes, text ones a
+   * `string`, bytes ones a `Uint8Array` (fixed-length strings: as option `strings` says),
+   * everything else `number`.
    */
   readonly fillValue: WasmArrayMeta["fillValue"];
   /**
@@ -46,6 +47,11 @@ export class ShardedArray {
    * counts from 1970-01-01T00:00Z); otherwise `null`.
    */
   readonly timeUnit: { readonly unit: string; readonly scaleFactor: number } | null;
+  /**
+   * `fixed_length_string` (an HDF5 fixed-length string, a NetCDF `char`): its charset and
+   * padding, which decide its text (see {@link OpenOptions.strings}); otherwise `null`.
+   */
+  readonly stringType: StringType | null;
   /** Bytes per element. */
   readonly itemSize: number;
   /** A `structured` element's fields (little-endian values at their byte offsets); otherwise `null`. */
@@ -93,6 +99,7 @@ export class ShardedArray {
     this.shardShape = meta.shardShape == null ? null : Object.freeze(Array.from(meta.shardShape));
     this.fillValue = meta.fillValue;
     this.timeUnit = meta.timeUnit;
+    this.stringType = meta.stringType;
     this.attributesText = meta.attributes ?? "{}";
     this.dimensionNames = meta.dimensionNames == null ? null : Object.freeze(Array.from(meta.dimensionNames));
     this.container = containerOf(meta.container);
@@ -146,7 +153,8 @@ export class ShardedArray {
    * `globalThis.Float16Array` exists, otherwise a `Uint16Array` of the raw IEEE half bits.
    * Complex elements get a trailing axis of 2 (re, im), raw and structured ones of `itemSize`.
    * Text, bytes and JSON arrays give one value per element (`string[]`, `Uint8Array[]`, JSON
-   * values; see {@link ArrayData}): name the type, `getChunk<string[]>(…)`.
+   * values; see {@link ArrayData}; fixed-length strings as option {@link OpenOptions.strings}
+   * says): name the type, `getChunk<string[]>(…)`.
    *
    * For edge chunks `shape` is clipped to the array while `stride` stays the full chunk's, so
    * `data` may hold more elements than `prod(shape)`. Missing chunks read as the fill value.

@@ -31,7 +31,7 @@ export interface EarlyRequest {
 const NEUTRAL = new Set([
   "headers", "fetch", "signal", "path", "format", "resolveUrl", "scale", "cacheBytes", "treat403AsMissing",
   "mergeGap", "mergeMax", "workers", "maxInFlight", "maxDecodedBytes", "retry", "maxMetadataBytes", "chunkCacheBytes",
-  "recheck", "conditional",
+  "recheck", "conditional", "strings",
 ]);
 
 /** The core's defaults of the limits on what the opener reads (options `maxMetadataBytes`, `maxDecodedBytes`). */

@@ -33,6 +33,7 @@ export type {
   Selection,
   SelectionItem,
   StoreKind,
+  StringType,
   TypedArray,
 } from "./types.js";
 

@@ -35,6 +35,7 @@ const CTORS: Record<DataType, TypedArrayCtor | undefined> = {
   json: undefined,
   fixed_length_utf32: undefined,
   null_terminated_bytes: undefined,
+  fixed_length_string: undefined,
   // Where the platform has one; else the raw IEEE half bits.
   float16: (globalThis as { Float16Array?: TypedArrayCtor }).Float16Array ?? Uint16Array,
 };

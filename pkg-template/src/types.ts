@@ -12,6 +12,7 @@ import type {
   WasmStats,
   WasmStoreKind,
   WasmStoreOptions,
+  WasmStringType,
 } from "./wasm/shardfetch.js";
 
 /** What holds the nodes: a store kind's name (the README's "Stores" lists them, with their options). */
@@ -40,6 +41,13 @@ export interface Float16ArrayLike extends ArrayLike<number> {
   readonly BYTES_PER_ELEMENT: number;
 }
 
+/**
+ * A `fixed_length_string`'s charset and padding (HDF5's `cset` and `strpad`; a NetCDF `char` is
+ * ASCII, `nullterm`): its text ends at the first NUL (`nullterm`), before the trailing NULs
+ * (`nullpad`) or before the trailing spaces (`spacepad`).
+ */
+export type StringType = WasmStringType;
+
 /** The typed arrays a read can return (see {@link ShardedArray.get} for the mapping). */
 export type TypedArray =
   | Int8Array
@@ -56,8 +64,10 @@ export type TypedArray =
 
 /**
  * What a read's `data` is: a typed array by data type (see {@link ShardedArray.getChunk}), or one
- * value per element for text (`string`, `fixed_length_utf32`: `string[]`), bytes (`bytes`,
- * `null_terminated_bytes`: `Uint8Array[]`) and JSON (`json`: the JSON values) arrays.
+ * value per element for text (`string`, `fixed_length_utf32`, `fixed_length_string`:
+ * `string[]`), bytes (`bytes`, `null_terminated_bytes`: `Uint8Array[]`) and JSON (`json`: the
+ * JSON values) arrays; option {@link OpenOptions.strings} turns fixed-length strings
+ * (`fixed_length_string`, `null_terminated_bytes`) into text or bytes.
  */
 export type ArrayData = TypedArray | string[] | Uint8Array[] | unknown[];
 
@@ -113,6 +123,17 @@ export interface OpenOptions extends WasmStoreOptions {
   resolveUrl?: (url: string) => string | undefined | null;
   /** Neuroglancer precomputed: which scale, by index or by key (default 0). */
   scale?: number | string;
+  /**
+   * Fixed-length strings — `fixed_length_string` (HDF5 fixed-length strings, NetCDF `char`:
+   * one character per element) and Zarr's `null_terminated_bytes` (NumPy `S`) — as `"text"`
+   * (`string[]`) or `"bytes"` (`Uint8Array[]`, as h5py and NumPy give them). Omitted: as the
+   * file declares them, `fixed_length_string` as text and `null_terminated_bytes` as bytes.
+   * Text is decoded per the {@link ShardedArray.stringType}: UTF-8 with U+FFFD for malformed
+   * sequences (as `TextDecoder`), ASCII byte by byte as Latin-1 (a high byte is kept, as
+   * U+0080–U+00FF); `null_terminated_bytes` as UTF-8. Either way the padding is removed (up to
+   * the first NUL, trailing NULs, trailing spaces). The fill value follows the same choice.
+   */
+  strings?: "text" | "bytes";
   /** Byte budget of the in-memory cache (shard indexes, small objects). */
   cacheBytes?: number;
   /** Treat HTTP 403 like 404 (missing object → fill value), as S3 answers for missing keys. */

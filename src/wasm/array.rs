@@ -7,7 +7,7 @@ use super::fetch::FetchClient;
 use crate::core::metadata::Storage;
 use crate::core::read::assemble::Assembly;
 use crate::core::read::plan::{Plan, Want};
-use crate::core::read::{Array, Got};
+use crate::core::read::{Array, Got, Strings};
 use crate::core::{Error, ErrorCode, Result};
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -24,11 +24,12 @@ const SMALL_CHUNK: u64 = 32 * 1024;
 pub struct WasmArray {
     inner: Rc<Array>,
     client: FetchClient,
+    strings: Strings,
 }
 
 impl WasmArray {
-    pub fn new(inner: Array, client: FetchClient) -> WasmArray {
-        WasmArray { inner: Rc::new(inner), client }
+    pub fn new(inner: Array, client: FetchClient, strings: Strings) -> WasmArray {
+        WasmArray { inner: Rc::new(inner), client, strings }
     }
 
     fn client(&self, signal: Option<AbortSignal>, priority: Option<f64>) -> FetchClient {
@@ -74,13 +75,23 @@ impl WasmArray {
             JsValue::from(u)
         });
         set(&o, "timeUnit", unit.unwrap_or(JsValue::NULL));
+        let text = match a.dtype() {
+            crate::core::metadata::DataType::FixedString(t) => {
+                let s = Object::new();
+                set(&s, "charset", t.charset());
+                set(&s, "padding", t.padding());
+                JsValue::from(s)
+            }
+            _ => JsValue::NULL,
+        };
+        set(&o, "stringType", text);
         let grid = a.grid();
         let regular = grid.chunk_shape();
         set(&o, "chunkShape", regular.as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
         let irregular = || grid.axes.iter().map(|ax| JsValue::from(numbers(&ax.sizes()))).collect::<JsArray>();
         set(&o, "chunkShapes", if regular.is_some() { JsValue::NULL } else { irregular().into() });
         set(&o, "shardShape", a.shard_shape().as_ref().map_or(JsValue::NULL, |s| numbers(s).into()));
-        set(&o, "fillValue", fill_to_js(a.dtype(), &m.fill_value));
+        set(&o, "fillValue", fill_to_js(a.dtype(), &m.fill_value, self.strings));
         set(&o, "itemSize", a.dtype().size() as f64);
         // Text, bytes and JSON come back as JS values, not transferable buffers: decoded here.
         set(&o, "costlyDecode", a.costly_decode() && !as_values(a.dtype()));
@@ -155,7 +166,7 @@ impl WasmArray {
         #[wasm_bindgen(js_name = onChunk, unchecked_param_type = "(i: number, item: WasmChunkItem) => void")]
         on_chunk: Function,
     ) -> Promise {
-        let (a, c) = (self.inner.clone(), self.client(signal, priority));
+        let (a, c, strings) = (self.inner.clone(), self.client(signal, priority), self.strings);
         future_to_promise(async move {
             let list = list_of(&list).map_err(|e| to_js(e.at(a.url())))?;
             let plan = a.plan(Want::Chunks(&list)).map_err(to_js)?;
@@ -163,8 +174,8 @@ impl WasmArray {
             a.read(&c, &plan, decode_here, |i, got| {
                 let coords = &list[i];
                 let item = got.and_then(|g| match g {
-                    Got::Decoded(d) => Ok(chunk_to_js(a.chunk_of(coords, d), dtype)),
-                    Got::Absent => a.fill_chunk(coords).map(|f| chunk_to_js(f, dtype)),
+                    Got::Decoded(d) => Ok(chunk_to_js(a.chunk_of(coords, d), dtype, strings)),
+                    Got::Absent => a.fill_chunk(coords).map(|f| chunk_to_js(f, dtype, strings)),
                     Got::Encoded(bytes) => {
                         let o = Object::new();
                         set(&o, "encoded", Uint8Array::from(&bytes[..]));
@@ -205,6 +216,7 @@ impl WasmArray {
             client: self.client.clone(),
             plan: Rc::new(plan),
             out: Rc::new(RefCell::new(Some(out))),
+            strings: self.strings,
         })
     }
 
@@ -215,7 +227,7 @@ impl WasmArray {
         #[wasm_bindgen(unchecked_param_type = "number | string")] scale: JsValue,
     ) -> std::result::Result<WasmArray, JsValue> {
         let inner = self.inner.with_scale(scale_name(&scale)).map_err(to_js)?;
-        Ok(WasmArray { inner: Rc::new(inner), client: self.client.clone() })
+        Ok(WasmArray { inner: Rc::new(inner), client: self.client.clone(), strings: self.strings })
     }
 
     /// Decoding chunk `coords` in a worker failed with error `code`: the URL of the chunk's
@@ -257,6 +269,7 @@ pub struct WasmRegion {
     client: FetchClient,
     plan: Rc<Plan>,
     out: Rc<RefCell<Option<Assembly>>>,
+    strings: Strings,
 }
 
 fn finished() -> Error {
@@ -323,7 +336,7 @@ impl WasmRegion {
     #[wasm_bindgen(unchecked_return_type = "WasmChunk")]
     pub fn finish(&self) -> std::result::Result<JsValue, JsValue> {
         let out = self.out.borrow_mut().take().ok_or_else(|| to_js(finished()))?;
-        Ok(chunk_to_js(out.finish(), self.array.dtype()))
+        Ok(chunk_to_js(out.finish(), self.array.dtype(), self.strings))
     }
 
     /// Chunks the region touches.

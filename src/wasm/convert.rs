@@ -6,7 +6,7 @@ use crate::core::metadata::multiscale::Multiscale;
 use crate::core::metadata::{DataType, FillValue, Format, Scalar};
 use crate::core::open::OpenOptions;
 use crate::core::read::plan::Sel;
-use crate::core::read::{Chunk, Element};
+use crate::core::read::{Chunk, Element, Strings};
 use crate::core::store::{registry, ResolveUrl};
 use crate::core::transport::{Conditional, Recheck};
 use crate::core::{Error, ErrorCode, Result};
@@ -100,6 +100,7 @@ pub struct Options {
     pub open: OpenOptions,
     pub signal: Option<AbortSignal>,
     pub max_in_flight: Option<usize>,
+    pub strings: Strings,
 }
 
 pub fn parse_options(options: &JsValue) -> Result<Options> {
@@ -215,7 +216,18 @@ pub fn parse_options(options: &JsValue) -> Result<Options> {
     o.decoders = get(options, "decoders").and_then(|f| f.dyn_into::<js_sys::Function>().ok()).map(JsDecoders::rc);
     o.resolve_url = get(options, "resolveUrl").and_then(|f| f.dyn_into().ok()).map(JsResolveUrl::rc);
     let signal = get(options, "signal").and_then(|s| s.dyn_into::<AbortSignal>().ok());
-    Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight })
+    let strings = strings_of(get(options, "strings"))?;
+    Ok(Options { client: client.with_headers(headers), open: o, signal, max_in_flight, strings })
+}
+
+/// The `strings` option: fixed-length strings as the file declares them, as text or as bytes.
+fn strings_of(v: Option<JsValue>) -> Result<Strings> {
+    let Some(v) = v else { return Ok(Strings::Declared) };
+    match v.as_string().as_deref() {
+        Some("text") => Ok(Strings::Text),
+        Some("bytes") => Ok(Strings::Bytes),
+        _ => Err(Error::new(ErrorCode::InvalidSelection, "options.strings must be \"text\" or \"bytes\"")),
+    }
 }
 
 /// The external decoders (see `core::codec::external`) as the wrapper runs them:
@@ -355,7 +367,7 @@ fn element_axis(dtype: DataType) -> Option<u64> {
 
 /// Whether elements reach JS as values (strings, bytes, JSON) rather than a typed array.
 pub fn as_values(dtype: DataType) -> bool {
-    dtype.is_variable() || matches!(dtype, DataType::FixedUtf32(_) | DataType::FixedBytes(_))
+    dtype.is_variable() || matches!(dtype, DataType::FixedUtf32(_) | DataType::FixedBytes(_) | DataType::FixedString(..))
 }
 
 /// A text, bytes or JSON element as a JS value.
@@ -371,10 +383,11 @@ fn element_to_js(e: Element) -> JsValue {
 
 /// `{ bytes, shape, stride }`, with a trailing axis for elements made of several values; text,
 /// bytes and JSON arrays as `{ values, shape, stride }`.
-pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
+pub fn chunk_to_js(c: Chunk, dtype: DataType, strings: Strings) -> JsValue {
     if as_values(dtype) {
         let n = c.bytes.len() / dtype.size().max(1);
-        let values: Array = (0..n).map(|i| c.element(dtype, i).map_or(JsValue::NULL, element_to_js)).collect();
+        let one = |i| c.element_as(dtype, i, strings).map_or(JsValue::NULL, element_to_js);
+        let values: Array = (0..n).map(one).collect();
         let o = Object::new();
         set(&o, "values", values);
         set(&o, "shape", numbers(&c.shape));
@@ -394,12 +407,12 @@ pub fn chunk_to_js(c: Chunk, dtype: DataType) -> JsValue {
     o.into()
 }
 
-pub fn fill_to_js(dtype: DataType, fill: &FillValue) -> JsValue {
+pub fn fill_to_js(dtype: DataType, fill: &FillValue, strings: Strings) -> JsValue {
     let (v, bytes) = (fill.value, &fill.bytes[..]);
     if as_values(dtype) {
         let one =
             Chunk { bytes: fill.bytes.clone(), shape: alloc::vec![], stride: alloc::vec![], heap: fill.heap.clone() };
-        return one.element(dtype, 0).map_or(JsValue::NULL, element_to_js);
+        return one.element_as(dtype, 0, strings).map_or(JsValue::NULL, element_to_js);
     }
     match (dtype, v) {
         (_, Scalar::Bytes) => Uint8Array::from(bytes).into(),

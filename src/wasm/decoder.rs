@@ -41,7 +41,8 @@ impl WasmDecoder {
     ) -> std::result::Result<JsValue, JsValue> {
         let coords = coords_for(&self.inner, &coords)?;
         let d = self.inner.decode(&coords, bytes).map_err(to_js)?;
-        Ok(chunk_to_js(self.inner.chunk_of(&coords, d), self.inner.dtype()))
+        // (Arrays of text and bytes are never decoded in a worker: `costlyDecode` is false for them.)
+        Ok(chunk_to_js(self.inner.chunk_of(&coords, d), self.inner.dtype(), Default::default()))
     }
 
     /// Decode chunk `coords` and return its box `[lo, hi)` (array coordinates), C-ordered,

@@ -48,7 +48,7 @@ pub(crate) fn open_with(
         }
         let opening = o.client.with_signal(o.signal);
         match open::open(&opening, &url, o.open).await.map_err(to_js)? {
-            Opened::Array(a) => Ok(WasmArray::new(*a, o.client).into()),
+            Opened::Array(a) => Ok(WasmArray::new(*a, o.client, o.strings).into()),
             Opened::Group(g) => Ok(WasmGroup::new(g).into()),
         }
     })
@@ -66,7 +66,7 @@ pub fn reopen_array(
     if let Some(n) = o.max_in_flight {
         fetch::limiter(a.url()).set_max(n);
     }
-    Ok(WasmArray::new(a, o.client))
+    Ok(WasmArray::new(a, o.client, o.strings))
 }
 
 /// Stops this instance of the module with a trap, as a bug would (`unreachable`): for the

@@ -275,7 +275,7 @@ fn compare_values(
     err.map_or(Ok(()), Err)
 }
 
-fn base64_encode(b: &[u8]) -> String {
+pub fn base64_encode(b: &[u8]) -> String {
     let table = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for c in b.chunks(3) {

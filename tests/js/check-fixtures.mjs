@@ -33,7 +33,7 @@ const ELEMENT_SIZE = {
 };
 
 /** Text, bytes and JSON data types: one JS value per element; expected values in JSON. */
-const VALUE_TYPES = new Set(["string", "bytes", "json", "fixed_length_utf32", "null_terminated_bytes"]);
+const VALUE_TYPES = new Set(["string", "bytes", "json", "fixed_length_utf32", "null_terminated_bytes", "fixed_length_string"]);
 
 /** A JS element as the manifests' expected JSON holds it (bytes as base64). */
 function asExpected(dtype, v) {
@@ -339,6 +339,28 @@ export function selectionsFor(c) {
   return out;
 }
 
+/**
+ * A fixed-length string case read with option `strings: "bytes"`: the whole array and its first
+ * chunk against the bytes its writer read back (`expectedBytes`, base64), the fill value as
+ * bytes.
+ */
+async function checkAsBytes(api, root, c, loadExpected, openOptions, maxReports) {
+  const errs = [];
+  const expected = JSON.parse(new TextDecoder().decode(await loadExpected(c.expectedBytes))).values;
+  const arr = await api.openArray(root, { ...openOptions, ...(c.open ?? {}), strings: "bytes" });
+  try {
+    if (!(arr.fillValue instanceof Uint8Array)) errs.push(`fillValue ${show(arr.fillValue)} is not bytes`);
+    const whole = await arr.get(c.shape.map(() => null));
+    if (!whole.data.every((v) => v instanceof Uint8Array)) errs.push("get: an element is not a Uint8Array");
+    errs.push(...compareValues(whole, expected, c.shape, c.shape.map((_, k) => [k, 0]), [], maxReports, c.dtype));
+    const first = await arr.getChunk(c.shape.map(() => 0));
+    errs.push(...compareValues(first, expected, c.shape, c.shape.map((_, k) => [k, 0]), [], maxReports, c.dtype).map((m) => `getChunk: ${m}`));
+  } finally {
+    arr.close?.();
+  }
+  return errs;
+}
+
 /** Chunks decoded by decoding workers across all checked arrays. */
 let workerJobs = 0;
 
@@ -384,6 +406,13 @@ async function checkArrayCase(api, baseUrl, c, loadExpected, maxReports, openOpt
     }
     const fillErr = checkFill(c.dtype, c.fillValue, arr.fillValue);
     if (fillErr) fail(fillErr);
+    if (JSON.stringify(arr.stringType ?? null) !== JSON.stringify(c.stringType ?? null)) {
+      fail(`stringType ${JSON.stringify(arr.stringType)} != ${JSON.stringify(c.stringType ?? null)}`);
+    }
+    if (c.expectedBytes) {
+      checks++;
+      for (const m of await checkAsBytes(api, root, c, loadExpected, openOptions, maxReports)) fail(`strings "bytes": ${m}`);
+    }
     if (typeof arr.url !== "string" || arr.url.replace(/\/+$/, "") !== url) fail(`url ${arr.url} != ${url}`);
 
     let expected;

@@ -12,7 +12,9 @@ pub enum Dt {
     Float { size: u32, be: bool },
     /// A floating-point layout other than IEEE's (read as nothing).
     OddFloat { size: u32 },
-    Str { size: u32, pad: u8 },
+    /// A fixed-length string: `pad` HDF5's `strpad` (0 NULLTERM, 1 NULLPAD, 2 SPACEPAD), `cset` its
+    /// charset (0 ASCII, 1 UTF-8).
+    Str { size: u32, pad: u8, cset: u8 },
     VlenStr,
     Vlen { base: Box<Dt> },
     Compound { size: u32, members: Vec<(String, u64, Dt)> },
@@ -111,7 +113,7 @@ fn parse_dt(c: &mut Cur, depth: u32) -> R<Dt> {
                 Dt::OddFloat { size }
             }
         }
-        3 => Dt::Str { size, pad: b0 & 0x0f },
+        3 => Dt::Str { size, pad: b0 & 0x0f, cset: b0 >> 4 },
         5 => {
             // The tag: NUL-padded to a multiple of 8 bytes.
             let tag = (b0 as usize) | ((b1 as usize) << 8);
@@ -260,10 +262,22 @@ fn simple(t: &Dt) -> R<(String, bool)> {
             false
         }
         Dt::Enum { base, .. } => return simple(base),
-        Dt::Str { size, .. } => {
-            s.push_str("{\"name\":\"null_terminated_bytes\",\"configuration\":{\"length_bytes\":");
+        Dt::Str { size, pad, cset } => {
+            // Text in a charset, padded: the core reads it as `fixed_length_string`.
+            s.push_str("{\"name\":\"fixed_length_string\",\"configuration\":{\"length_bytes\":");
             json::num(&mut s, size);
-            s.push_str("}}");
+            let charset = match cset {
+                0 => "ascii",
+                1 => "utf-8",
+                k => return unsupported(format!("string charset {k}")),
+            };
+            let padding = match pad {
+                0 => "nullterm",
+                1 => "nullpad",
+                2 => "spacepad",
+                k => return unsupported(format!("string padding {k}")),
+            };
+            s.push_str(&format!(",\"charset\":\"{charset}\",\"padding\":\"{padding}\"}}}}"));
             false
         }
         Dt::Opaque { size } => {

@@ -33,9 +33,11 @@ fn fill_bytes(dt: &Value, fill: &Value, size: usize) -> Vec<u8> {
         Value::String(s) if s == "Infinity" => float(f64::INFINITY),
         Value::String(s) if s == "-Infinity" => float(f64::NEG_INFINITY),
         Value::String(s) if s.starts_with("0x") => u64::from_str_radix(&s[2..], 16).unwrap().to_le_bytes()[..size].to_vec(),
-        Value::String(_) => {
-            // base64 (fixed bytes, structured): only zeros are used by the fixtures
-            vec![0; size]
+        Value::String(s) => {
+            // base64 (fixed-length strings, structured): the element's bytes, NUL-padded
+            let mut b = base64(s);
+            b.resize(size, 0);
+            b
         }
         Value::Array(_) => vec![0; size],
         other => panic!("fill {other}"),
@@ -168,9 +170,11 @@ fn every_case_reads_back() {
         let zt = &z["data_type"];
         match zt.as_str() {
             Some(t) => assert_eq!(t, dtype, "{name}: data type"),
-            None if dtype == "null_terminated_bytes" => {
-                assert_eq!(zt["name"], "null_terminated_bytes", "{name}");
-                assert_eq!(zt["configuration"]["length_bytes"], case["itemSize"], "{name}");
+            None if dtype == "fixed_length_string" => {
+                assert_eq!(zt["name"], "fixed_length_string", "{name}");
+                let conf = &zt["configuration"];
+                assert_eq!(conf["length_bytes"], case["itemSize"], "{name}");
+                assert_eq!((&conf["charset"], &conf["padding"]), (&case["stringType"]["charset"], &case["stringType"]["padding"]), "{name}");
             }
             None => assert_eq!(zt["name"], dtype, "{name}: data type"),
         }
@@ -182,6 +186,10 @@ fn every_case_reads_back() {
             (Value::Bool(b), _) => b.to_string() == fill,
             (Value::String(s), _) if s == fill => true,
             (Value::Array(a), Ok(x)) => a.iter().all(|v| v.as_f64() == Some(x)),
+            // Fixed-length strings: base64 of the fill's bytes, the manifest's its text.
+            (Value::String(s), _) if dtype == "fixed_length_string" => {
+                serde_json::from_str::<String>(fill).ok().as_deref() == core::str::from_utf8(&base64(s)).ok()
+            }
             // Bytes types: base64 of the fill's bytes without trailing NULs ("" for zeros).
             (Value::String(s), _) if fill == "0" || fill.trim_matches('"').chars().all(|c| c == 'A' || c == '=') => {
                 s.is_empty() || s.chars().all(|c| c == 'A' || c == '=')
@@ -201,10 +209,13 @@ fn every_case_reads_back() {
             assert_eq!(&z["dimension_names"], dims, "{name}: dimension names");
         }
         let mut expected = std::fs::read(common::fixtures().join(case["expected"].as_str().unwrap())).unwrap();
-        if case["expected"].as_str().unwrap().ends_with(".json") {
-            // Fixed bytes as the string suites hold them: base64 per element, trailing NULs gone.
+        let strings = dtype == "fixed_length_string";
+        if strings {
+            // Fixed-length strings: h5py's bytes (base64 per element), padding removed as the
+            // type says, against the stored elements with theirs removed.
             let size = case["itemSize"].as_u64().unwrap() as usize;
-            let doc: Value = serde_json::from_slice(&expected).unwrap();
+            let rel = case["expectedBytes"].as_str().unwrap();
+            let doc: Value = serde_json::from_slice(&std::fs::read(common::fixtures().join(rel)).unwrap()).unwrap();
             expected = doc["values"].as_array().unwrap().iter().flat_map(|v| {
                 let mut b = base64(v.as_str().unwrap());
                 b.resize(size, 0);
@@ -212,7 +223,15 @@ fn every_case_reads_back() {
             }).collect();
         }
         match read_array(&mut h, path, z) {
-            Some(got) => {
+            Some(mut got) => {
+                if strings {
+                    let size = case["itemSize"].as_u64().unwrap() as usize;
+                    let pad = case["stringType"]["padding"].as_str().unwrap();
+                    for e in got.chunks_exact_mut(size) {
+                        let end = unpadded(e, pad);
+                        e[end..].fill(0);
+                    }
+                }
                 assert_eq!(got.len(), expected.len(), "{name}: size");
                 if got != expected {
                     let at = got.iter().zip(&expected).position(|(a, b)| a != b).unwrap();
@@ -249,6 +268,17 @@ fn error_cases_answer_errors() {
         assert_eq!(answer["error"]["code"], code, "{name}: {answer}");
         let msg = answer["error"]["message"].as_str().unwrap();
         println!("{name}: {msg}");
+    }
+}
+
+/// Where a fixed-length string's content ends, as h5py reads it (HDF5's conversion to NumPy's
+/// NUL-padded `S`, whose trailing NULs NumPy drops).
+fn unpadded(e: &[u8], pad: &str) -> usize {
+    let nuls = |b: &[u8]| b.iter().rposition(|&x| x != 0).map_or(0, |k| k + 1);
+    match pad {
+        "nullterm" => e.iter().position(|&x| x == 0).unwrap_or(e.len()),
+        "spacepad" => nuls(&e[..e.iter().rposition(|&x| x != b' ').map_or(0, |k| k + 1)]),
+        _ => nuls(e),
     }
 }
 

@@ -38,6 +38,9 @@ pub enum DataType {
     FixedUtf32(u32),
     /// Bytes of this length, NUL-padded (NumPy `|S n`, Zarr v3 `null_terminated_bytes`).
     FixedBytes(u32),
+    /// Text of a number of bytes in a charset, padded, as [`StrType`] says (an HDF5
+    /// fixed-length string, a NetCDF `char`).
+    FixedString(StrType),
     /// NumPy `datetime64[…]` (Zarr v3 `numpy.datetime64`, v2 `<M8[…]`): int64 counts of the
     /// unit since the Unix epoch, `i64::MIN` for NaT.
     DateTime64(TimeUnit),
@@ -77,6 +80,105 @@ impl TimeUnit {
         let digits = text.bytes().take_while(u8::is_ascii_digit).count();
         let scale = text.bytes().take(digits.min(9)).fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
         TimeUnit::new(&text[digits..], if digits == 0 { 1 } else if digits > 9 { 0 } else { scale })
+    }
+}
+
+/// A fixed-length string's length in bytes, charset and padding (HDF5's `cset` and `strpad`),
+/// packed as the other types' one `u32`: the charset (1: UTF-8) in bit 0, the [`Pad`] in bits
+/// 1-2, the length above (under 2^29 bytes). A second field would grow every match and
+/// comparison of [`DataType`] in the module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrType(u32);
+
+/// Where a fixed-length string's text ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pad {
+    /// At the first NUL (HDF5 `NULLTERM`).
+    NullTerm,
+    /// Before the trailing NULs (`NULLPAD`).
+    NullPad,
+    /// Before the trailing spaces (`SPACEPAD`).
+    SpacePad,
+}
+
+impl StrType {
+    /// `None` for a length of 0 or of 2^29 bytes and more.
+    pub fn new(len: u32, utf8: bool, pad: Pad) -> Option<StrType> {
+        (len > 0 && len < 1 << 29).then_some(StrType(len << 3 | u32::from(utf8) | (pad as u32) << 1))
+    }
+
+    /// The length, `"ascii"`/`"utf-8"` and `"nullterm"`/`"nullpad"`/`"spacepad"`.
+    pub fn parse(len: u64, charset: &str, padding: &str) -> Option<StrType> {
+        let utf8 = match charset {
+            "ascii" => false,
+            "utf-8" => true,
+            _ => return None,
+        };
+        let pad = match padding {
+            "nullterm" => Pad::NullTerm,
+            "nullpad" => Pad::NullPad,
+            "spacepad" => Pad::SpacePad,
+            _ => return None,
+        };
+        StrType::new(u32::try_from(len).ok()?, utf8, pad)
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> u32 {
+        self.0 >> 3
+    }
+
+    pub fn utf8(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    pub fn pad(self) -> Pad {
+        match self.0 >> 1 & 3 {
+            0 => Pad::NullTerm,
+            2 => Pad::SpacePad,
+            _ => Pad::NullPad,
+        }
+    }
+
+    pub fn charset(self) -> &'static str {
+        if self.utf8() { "utf-8" } else { "ascii" }
+    }
+
+    pub fn padding(self) -> &'static str {
+        match self.pad() {
+            Pad::NullTerm => "nullterm",
+            Pad::NullPad => "nullpad",
+            Pad::SpacePad => "spacepad",
+        }
+    }
+
+    /// The element's bytes without their padding, as h5py reads them (HDF5's conversion to
+    /// NumPy's NUL-padded `S`, whose trailing NULs NumPy drops).
+    pub fn content(self, raw: &[u8]) -> &[u8] {
+        let nul_padded = |b: &[u8]| b.iter().rposition(|&x| x != 0).map_or(0, |k| k + 1);
+        let end = match self.pad() {
+            Pad::NullTerm => raw.iter().position(|&x| x == 0).unwrap_or(raw.len()),
+            Pad::NullPad => nul_padded(raw),
+            Pad::SpacePad => {
+                let spaces = raw.iter().rposition(|&x| x != b' ').map_or(0, |k| k + 1);
+                raw.get(..spaces).map_or(0, nul_padded)
+            }
+        };
+        raw.get(..end).unwrap_or(raw)
+    }
+
+    /// The element as text: UTF-8 with U+FFFD for what is malformed (as `TextDecoder` does),
+    /// ASCII byte by byte as Latin-1 (lossless: a high byte is kept as U+0080..U+00FF).
+    pub fn text(self, raw: &[u8]) -> alloc::string::String {
+        let b = self.content(raw);
+        if self.utf8() {
+            return alloc::string::String::from_utf8_lossy(b).into_owned();
+        }
+        let mut s = alloc::string::String::with_capacity(b.len());
+        for &x in b {
+            s.push(char::from(x));
+        }
+        s
     }
 }
 
@@ -144,6 +246,14 @@ impl DataType {
                     _ => err(ErrorCode::InvalidMetadata, format!("{n} needs a positive length_bytes")),
                 }
             }
+            "fixed_length_string" => {
+                let c = |k: &str| conf.and_then(|c| c.get(k)).and_then(Value::as_str).unwrap_or("");
+                let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64).unwrap_or(0);
+                match StrType::parse(len, c("charset"), c("padding")) {
+                    Some(t) => Ok(DataType::FixedString(t)),
+                    None => err(ErrorCode::InvalidMetadata, "fixed_length_string needs length_bytes (1 to 2^29-1), charset and padding"),
+                }
+            }
             "raw_bytes" => {
                 let len = conf.and_then(|c| c.get("length_bytes")).and_then(Value::as_u64);
                 match len.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0) {
@@ -195,6 +305,7 @@ impl DataType {
             DataType::Json => "json",
             DataType::FixedUtf32(_) => "fixed_length_utf32",
             DataType::FixedBytes(_) => "null_terminated_bytes",
+            DataType::FixedString(..) => "fixed_length_string",
             DataType::DateTime64(_) => "datetime64",
             DataType::TimeDelta64(_) => "timedelta64",
         }
@@ -217,6 +328,7 @@ impl DataType {
             DataType::DateTime64(_) | DataType::TimeDelta64(_) => 8,
             DataType::Complex128 => 16,
             DataType::RawBytes(n) | DataType::Structured(n) | DataType::FixedBytes(n) => n as usize,
+            DataType::FixedString(t) => t.size() as usize,
             DataType::FixedUtf32(n) => 4 * n as usize,
             DataType::String | DataType::Bytes | DataType::Json => HANDLE,
         }
@@ -255,6 +367,7 @@ impl DataType {
             DataType::Complex64 => 4,
             DataType::Complex128 => 8,
             DataType::RawBytes(_) | DataType::Structured(_) | DataType::FixedBytes(_) => 1,
+            DataType::FixedString(..) => 1,
             DataType::String | DataType::Bytes | DataType::Json => 1,
             DataType::FixedUtf32(_) => 4,
             other => other.size(),
@@ -273,7 +386,8 @@ pub enum Scalar {
     /// A raw or structured element: see [`FillValue::bytes`]; a bytes element: its contents
     /// ([`FillValue::heap`] when variable, else `bytes` without the NUL padding).
     Bytes,
-    /// Text: the UTF-8 in [`FillValue::heap`] (variable length) or the UTF-32 in `bytes`.
+    /// Text: the UTF-8 in [`FillValue::heap`] (variable length), the UTF-32 in `bytes`, or a
+    /// fixed-length string's bytes in its charset.
     Text,
     /// A JSON value: its text in [`FillValue::heap`].
     Json,
@@ -350,7 +464,8 @@ impl FillValue {
             | DataType::Bytes
             | DataType::Json
             | DataType::FixedUtf32(_)
-            | DataType::FixedBytes(_) => Self::parse_bytes(dtype, v)?,
+            | DataType::FixedBytes(_)
+            | DataType::FixedString(..) => Self::parse_bytes(dtype, v)?,
             DataType::Complex64 | DataType::Complex128 => {
                 let part = if dtype == DataType::Complex64 { DataType::Float32 } else { DataType::Float64 };
                 let (re, im) = match v {
@@ -411,18 +526,19 @@ impl FillValue {
             }
             FillValue::of(bytes, Scalar::Text)
         }
-        DataType::FixedBytes(n) => {
+        DataType::FixedBytes(_) | DataType::FixedString(_) => {
+            let n = dtype.size();
             let mut bytes = match v {
                 Value::String(t) => base64(t).ok_or_else(bad)?,
                 Value::Null => Vec::new(),
                 Value::Number(z) if z.as_u64() == Some(0) => Vec::new(),
                 _ => return Err(bad()),
             };
-            if bytes.len() > n as usize {
+            if bytes.len() > n {
                 return Err(bad());
             }
-            bytes.resize(n as usize, 0);
-            FillValue::of(bytes, Scalar::Bytes)
+            bytes.resize(n, 0);
+            FillValue::of(bytes, fixed_scalar(dtype))
         }
             _ => return Err(bad()),
         })
@@ -448,7 +564,7 @@ impl FillValue {
             DataType::RawBytes(_) | DataType::Structured(_) | DataType::Bytes | DataType::FixedBytes(_) => {
                 Scalar::Bytes
             }
-            DataType::String | DataType::FixedUtf32(_) => Scalar::Text,
+            DataType::String | DataType::FixedUtf32(_) | DataType::FixedString(..) => Scalar::Text,
             DataType::Json => Scalar::Json,
         };
         if dtype == DataType::Json {
@@ -492,6 +608,11 @@ impl FillValue {
         }
         Ok(out)
     }
+}
+
+/// The reported value of a fixed-length bytes or string fill.
+fn fixed_scalar(dtype: DataType) -> Scalar {
+    if matches!(dtype, DataType::FixedString(..)) { Scalar::Text } else { Scalar::Bytes }
 }
 
 fn float_value(v: &Value) -> Option<f64> {
@@ -667,6 +788,67 @@ mod tests {
         assert_eq!(TimeUnit::parse_numpy("ns"), TimeUnit::new("ns", 1));
         assert_eq!(TimeUnit::parse_numpy("99999999999999999999s"), None);
         assert_eq!(TimeUnit::parse_numpy("0s"), None);
+    }
+
+    #[test]
+    fn fixed_length_strings_end_where_their_padding_says() {
+        let t = |c, p| StrType::parse(8, c, p).unwrap();
+        let (term, pad, space) = (t("ascii", "nullterm"), t("ascii", "nullpad"), t("ascii", "spacepad"));
+        assert_eq!(term.content(b"be\0ta\0"), b"be");
+        assert_eq!(term.content(b"gamma!"), b"gamma!");
+        assert_eq!(pad.content(b"a\0b\0\0"), b"a\0b");
+        assert_eq!(pad.content(b"\0\0"), b"");
+        assert_eq!(space.content(b"x y   "), b"x y");
+        // (HDF5 drops the spaces, NumPy then the NULs they left at the end.)
+        assert_eq!(space.content(b"t\tz\0  "), b"t\tz");
+        assert_eq!(space.content(b"  lead"), b"  lead");
+        assert_eq!(space.content(b""), b"");
+        assert_eq!((term.charset(), term.padding(), space.padding()), ("ascii", "nullterm", "spacepad"));
+        assert_eq!(StrType::parse(8, "latin-1", "nullpad"), None);
+        assert_eq!(StrType::parse(8, "utf-8", "nul"), None);
+        assert_eq!(StrType::parse(0, "utf-8", "nullpad"), None);
+        assert_eq!(StrType::parse(1 << 29, "utf-8", "nullpad"), None);
+        assert_eq!(StrType::parse((1 << 29) - 1, "utf-8", "nullpad").map(StrType::size), Some((1 << 29) - 1));
+    }
+
+    #[test]
+    fn fixed_length_strings_as_text() {
+        let utf8 = StrType::parse(8, "utf-8", "nullpad").unwrap();
+        let ascii = StrType::parse(8, "ascii", "nullpad").unwrap();
+        assert_eq!(utf8.text("h\u{e9}llo\0".as_bytes()), "h\u{e9}llo");
+        // Malformed UTF-8: U+FFFD per maximal subpart, as TextDecoder and Python's "replace" do.
+        assert_eq!(utf8.text(b"\xf0\x80\x80\x80"), "\u{fffd}\u{fffd}\u{fffd}\u{fffd}");
+        assert_eq!(utf8.text(b"\xe2\x82"), "\u{fffd}");
+        assert_eq!(utf8.text(b"a\xffb"), "a\u{fffd}b");
+        assert_eq!(utf8.text(b"\xc3("), "\u{fffd}(");
+        // ASCII byte by byte: a high byte is kept as Latin-1.
+        assert_eq!(ascii.text(b"caf\xe9\0"), "caf\u{e9}");
+        assert_eq!(ascii.text(b"\xff\x80"), "\u{ff}\u{80}");
+    }
+
+    #[test]
+    fn fixed_length_string_type_and_fill() {
+        let v = json!({"name": "fixed_length_string", "configuration": {"length_bytes": 6, "charset": "utf-8", "padding": "spacepad"}});
+        let t = DataType::parse(&v).unwrap();
+        assert_eq!(t, DataType::FixedString(StrType::new(6, true, Pad::SpacePad).unwrap()));
+        // Every charset and padding survives its packing into one byte.
+        for b in 0..6 {
+            let st = StrType(7 << 3 | b);
+            assert_eq!(StrType::parse(7, st.charset(), st.padding()), Some(st), "{b}");
+        }
+        assert_eq!((t.name(), t.size(), t.swap_unit(), t.is_variable()), ("fixed_length_string", 6, 1, false));
+        let f = FillValue::parse(t, &json!("ZsOvbGw=")).unwrap();
+        assert_eq!(f.bytes, b"f\xc3\xafll\0");
+        invalid_fill(FillValue::parse(t, &json!("ZsOvbGwxMjM=")), "\"ZsOvbGwxMjM=\" for fixed_length_string");
+        for bad in [
+            json!({"name": "fixed_length_string", "configuration": {"length_bytes": 6, "charset": "utf-16", "padding": "nullpad"}}),
+            json!({"name": "fixed_length_string", "configuration": {"length_bytes": 0, "charset": "ascii", "padding": "nullpad"}}),
+            json!({"name": "fixed_length_string", "configuration": {"length_bytes": 6, "charset": "ascii"}}),
+        ] {
+            let e = DataType::parse(&bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidMetadata, "{bad}");
+            assert!(e.message.contains("fixed_length_string needs length_bytes (1 to 2^29-1), charset and padding"), "{e}");
+        }
     }
 
     #[test]

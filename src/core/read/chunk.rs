@@ -36,10 +36,26 @@ pub enum Element<'a> {
     Json(&'a [u8]),
 }
 
+/// How fixed-length strings come out (the `strings` option): as the file declares them (an HDF5
+/// or NetCDF string as text, Zarr's `null_terminated_bytes` as bytes), all as text (the latter
+/// as UTF-8), or all as bytes (without their padding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Strings {
+    #[default]
+    Declared,
+    Text,
+    Bytes,
+}
+
 impl Chunk {
     /// Element `i` of `bytes` (in storage order, as `stride` addresses it) when the data type
     /// is text, bytes or JSON; `None` for other types or an index or handle out of range.
     pub fn element(&self, dtype: DataType, i: usize) -> Option<Element<'_>> {
+        self.element_as(dtype, i, Strings::Declared)
+    }
+
+    /// [`Chunk::element`], fixed-length strings as `strings` says.
+    pub fn element_as(&self, dtype: DataType, i: usize, strings: Strings) -> Option<Element<'_>> {
         let size = dtype.size();
         let raw = self.bytes.get(i.checked_mul(size)?..i.checked_mul(size)?.checked_add(size)?)?;
         Some(match dtype {
@@ -59,9 +75,43 @@ impl Chunk {
             }
             DataType::FixedBytes(_) => {
                 let end = raw.iter().rposition(|&b| b != 0).map_or(0, |k| k + 1);
-                Element::Bytes(&raw[..end])
+                let b = raw.get(..end)?;
+                match strings {
+                    Strings::Text => Element::Text(alloc::string::String::from_utf8_lossy(b).into_owned()),
+                    _ => Element::Bytes(b),
+                }
             }
+            DataType::FixedString(t) => match strings {
+                Strings::Bytes => Element::Bytes(t.content(raw)),
+                _ => Element::Text(t.text(raw)),
+            },
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::metadata::dtype::StrType;
+
+    fn chunk(bytes: &[u8]) -> Chunk {
+        Chunk { bytes: bytes.to_vec(), shape: alloc::vec![2], stride: alloc::vec![1], heap: Vec::new() }
+    }
+
+    #[test]
+    fn fixed_length_strings_as_declared_as_text_or_as_bytes() {
+        let t = DataType::FixedString(StrType::parse(4, "utf-8", "nullterm").unwrap());
+        let c = chunk(b"\xc3\xa9\0xab\xff\0");
+        let text = |i, s| c.element_as(t, i, s);
+        assert_eq!(c.element(t, 0), Some(Element::Text("\u{e9}".into())));
+        assert_eq!(text(1, Strings::Text), Some(Element::Text("ab\u{fffd}".into())));
+        assert_eq!(text(0, Strings::Bytes), Some(Element::Bytes(b"\xc3\xa9")));
+        assert_eq!(text(2, Strings::Declared), None);
+        // Zarr's NumPy `S`: bytes as declared, UTF-8 text when asked.
+        let z = DataType::FixedBytes(4);
+        assert_eq!(c.element(z, 1), Some(Element::Bytes(b"ab\xff")));
+        assert_eq!(c.element_as(z, 0, Strings::Text), Some(Element::Text("\u{e9}\0x".into())));
+        assert_eq!(c.element_as(z, 1, Strings::Bytes), Some(Element::Bytes(b"ab\xff")));
     }
 }

@@ -7,7 +7,7 @@ pub mod assemble;
 pub mod chunk;
 pub mod plan;
 
-pub use chunk::{Chunk, Element, Got};
+pub use chunk::{Chunk, Element, Got, Strings};
 
 use crate::core::codec::{Decoded, Decoders};
 use crate::core::error::{checked_bytes, err, too_large, Error, ErrorCode, Result};

@@ -169,7 +169,7 @@ pub fn dtype_size(dt: &Value) -> (usize, usize) {
     }
     let conf = &dt["configuration"];
     match dt["name"].as_str().unwrap() {
-        "null_terminated_bytes" | "raw_bytes" => (conf["length_bytes"].as_u64().unwrap() as usize, 1),
+        "fixed_length_string" | "raw_bytes" => (conf["length_bytes"].as_u64().unwrap() as usize, 1),
         "structured" => {
             let n = conf["fields"].as_array().unwrap().iter().map(|f| dtype_size(&f[1]).0).sum();
             (n, 1)
