@@ -136,6 +136,7 @@ manifest_tests! {
     fixtures_nested_containers: "manifest-nested.json",
     fixtures_tiff: "manifest-tiff.json",
     fixtures_hdf5: "manifest-hdf5.json",
+    fixtures_netcdf3: "manifest-netcdf3.json",
 }
 
 /// Every manifest `manifests.json` lists has its test above, and the fixtures are embedded.

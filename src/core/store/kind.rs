@@ -36,6 +36,8 @@ pub struct Mounting {
     pub resolve: Option<Rc<dyn ResolveUrl>>,
     /// The decoders kept outside the module, for the kinds that read through one.
     pub decoders: Option<Rc<dyn crate::core::external::Decoders>>,
+    /// The object's first bytes, read to tell its kind (a `.nc` file: NetCDF-3 or HDF5).
+    pub head: Option<super::driver::Head>,
 }
 
 /// What holds a node, as the API reports it.
