@@ -60,7 +60,7 @@ export interface WasmOptions extends WasmStoreOptions {
   recheck?: "open" | "never" | number;
   /** Whether ranged reads ask the server to refuse a changed object: `"if-match"`, `"if-range"`, or `false` (default). */
   conditional?: "if-match" | "if-range" | false;
-  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff). */
+  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, netcdf3). */
   decoders?: WasmDecoders;
   /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
   resolveUrl?: (url: string) => string | undefined | null;

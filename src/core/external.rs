@@ -16,8 +16,6 @@ use alloc::vec::Vec;
 pub const HDF5: &str = "hdf5";
 /// The TIFF reader's module: it describes a TIFF's images.
 pub const TIFF: &str = "tiff";
-/// The NetCDF-3 reader's module: it reads a NetCDF-3 header.
-pub const NETCDF3: &str = "netcdf3";
 pub const NAMES: [&str; 13] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso", "parquet", "hdf5", "webp", "lerc", "tiff", "netcdf3"];
 
 /// Runs external decoders: `decode(name, input, args)` as decoder `name`'s calling convention

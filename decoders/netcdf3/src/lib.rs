@@ -36,7 +36,7 @@ abi::export_decoder!(decode);
 /// datasets).
 pub const CONTIG_TARGET: u64 = 2 << 20;
 /// The longest header read.
-const MAX_HEADER: u64 = 32 << 20;
+const MAX_HEADER: u64 = 8 << 20;
 /// Chunk locations an answer brings at most besides the one asked for.
 const MORE: u64 = 4096;
 
@@ -262,7 +262,8 @@ fn value(out: &mut String, ty: u32, b: &[u8]) {
     }
 }
 
-/// Attributes as a JSON object: text for char, a number for one value, else a list.
+/// Attributes as a JSON object: text for char, else a list, even of one (as the HDF5 module
+/// shows NetCDF-4's).
 fn attributes(out: &mut String, attrs: &[Attr]) {
     out.push('{');
     for (k, a) in attrs.iter().enumerate() {
@@ -275,8 +276,6 @@ fn attributes(out: &mut String, attrs: &[Attr]) {
         if a.ty == 2 {
             let end = a.data.iter().rposition(|&x| x != 0).map_or(0, |p| p + 1);
             json::bytes_str(out, &a.data[..end]);
-        } else if a.n == 1 {
-            value(out, a.ty, a.data);
         } else {
             out.push('[');
             for (i, b) in a.data.chunks_exact(es).enumerate() {

@@ -68,7 +68,7 @@ pub trait Kind: Sized {
     const TS_OPTIONS: &'static str = "";
 
     /// The bytes at its start this kind reads first from an object its URL names (0: not
-    /// certain), and the decoder module it reads through (or ""): the wrapper asks for both
+    /// certain), and the decoder modules it reads through (space-separated, or ""): the wrapper asks for both
     /// while the module compiles.
     const FIRST_READ: u64 = 0;
     const READER: &'static str = "";

@@ -128,14 +128,16 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
 }
 
 /// The kind of an object whose look more kinds share (`.nc`: NetCDF-3 or HDF5): the one its
-/// first bytes show (else `kind`, named by the look), those bytes handed to it. The read is the
-/// kind's own first one (`Kind::FIRST_READ`, the wrapper's early request): no request more.
+/// first bytes show (else the last of them: HDF5, which finds its signature past a user block
+/// too), those bytes handed to it. The read is the kinds' first one (`Kind::FIRST_READ`, the
+/// wrapper's early request): no request more.
 async fn by_first_bytes<C: HttpClient>(below: &Below<'_>, c: &C, url: &str, kind: &'static str, how: &mut Mounting) -> Result<&'static str> {
     if !registry::shared_look(url) {
         return Ok(kind);
     }
     let Some(r) = below.read(c, url, ByteRange::Prefix(registry::first_read(url).0)).await? else { return Ok(kind) };
-    let sniffed = registry::sniffed(&r.bytes).filter(|k| registry::named_by(k, url)).unwrap_or(kind);
+    let last = registry::NAMES.iter().rev().find(|k| registry::named_by(k, url)).copied().unwrap_or(kind);
+    let sniffed = registry::sniffed(&r.bytes).filter(|k| registry::named_by(k, url)).unwrap_or(last);
     how.head = Some(Rc::new((below.stamp(url), r.bytes, r.object_size)));
     Ok(sniffed)
 }

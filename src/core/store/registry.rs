@@ -139,8 +139,9 @@ kinds! {
     References: super::refs::References,
     Icechunk: super::icechunk::Repo,
     Tiff: super::tiff::Tiff,
-    Hdf5: super::hdf5::Hdf5,
+    // (Before HDF5: a `.nc` is named by both; see `Netcdf3::READER`.)
     Netcdf3: super::netcdf3::Netcdf3,
+    Hdf5: super::hdf5::Hdf5,
 }
 
 /// Whether more than one kind names `url` by its look (`.nc`: NetCDF-3 or HDF5): its first

@@ -18,7 +18,9 @@ pub struct Netcdf3(Driver);
 impl Kind for Netcdf3 {
     const NAME: &'static str = "netcdf3";
     const FIRST_READ: u64 = READ_AHEAD;
-    const READER: &'static str = crate::core::external::NETCDF3;
+    /// Both readers (the wrapper loads them with the first read): whichever the file is, its
+    /// open then needs no module it has to stop for and start again (a second first read).
+    const READER: &'static str = "hdf5 netcdf3";
     /// (Shared with HDF5: which one a `.nc` file is, its first bytes tell.)
     const EXTENSIONS: &'static [&'static str] = &[".nc"];
 
