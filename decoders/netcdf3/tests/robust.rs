@@ -64,7 +64,10 @@ fn damaged_headers_answer_without_panic() {
     assert!(names.len() >= 8, "{names:?}");
     let (mut variants, mut answers) = (0, 0);
     for name in names {
-        let orig = std::fs::read(fixtures().join(&name)).unwrap();
+        // (The headers are in the first 4 KiB: a longer file is swept as its start, whose
+        // variables then end past the end of the file.)
+        let mut orig = std::fs::read(fixtures().join(&name)).unwrap();
+        orig.truncate(4096);
         // The header is at the start: every byte there, sparser after.
         let mut positions: Vec<usize> = (0..orig.len().min(1200)).collect();
         positions.extend((1200..orig.len()).step_by(orig.len() / 20 + 1));

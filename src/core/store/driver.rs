@@ -38,10 +38,6 @@ pub struct Reader {
     pub file: &'static str,
 }
 
-/// The file's first bytes read while mounting (to tell its kind by them), handed to the layer:
-/// (the version stamp they were read under, the bytes from offset 0, the file's size).
-pub type Head = Rc<(u64, Vec<u8>, Option<u64>)>;
-
 /// One file read through a reader.
 pub struct Driver {
     pub url: String,

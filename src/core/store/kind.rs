@@ -37,8 +37,12 @@ pub struct Mounting {
     /// The decoders kept outside the module, for the kinds that read through one.
     pub decoders: Option<Rc<dyn crate::core::external::Decoders>>,
     /// The object's first bytes, read to tell its kind (a `.nc` file: NetCDF-3 or HDF5).
-    pub head: Option<super::driver::Head>,
+    pub head: Option<Head>,
 }
+
+/// An object's first bytes read while mounting (to tell its kind by them), handed to the layer:
+/// (the version stamp they were read under, the bytes from offset 0, the object's size).
+pub type Head = Rc<(u64, Vec<u8>, Option<u64>)>;
 
 /// What holds a node, as the API reports it.
 #[derive(Clone, Debug, PartialEq)]
