@@ -55,7 +55,7 @@ struct State {
     /// Bytes held: (offset, bytes), in the order read.
     windows: Vec<(u64, Rc<Vec<u8>>)>,
     /// Nodes answered: path → (its `zarr.json`, its children), or `None` (nothing there).
-    nodes: Vec<(String, Option<(Rc<Vec<u8>>, Vec<(String, bool)>)>)>,
+    nodes: Vec<(String, Node)>,
     /// Chunk locations answered: (dataset path, coordinates) → range, or `None` (not written).
     chunks: Vec<((String, Vec<u64>), Option<(u64, u64)>)>,
 }
@@ -210,7 +210,7 @@ impl Driver {
         let held: u64 = self.state.borrow().windows.iter().map(|(_, b)| b.len() as u64).sum();
         let more: u64 = runs.iter().map(|r| r.1 - r.0).sum();
         if held + more > HELD {
-            let what = format!("the bytes held for an {}", self.reader.file);
+            let what = format!("the bytes held for the {} reader", self.reader.name);
             return Err(too_large(&format!("{}: its structures", self.url), held + more, HELD, &what));
         }
         // (The file's start as a prefix: a file shorter than the read-ahead is no error.)
