@@ -137,6 +137,7 @@ manifest_tests! {
     fixtures_tiff: "manifest-tiff.json",
     fixtures_tiff_fax: "manifest-tiff-fax.json",
     fixtures_hdf5: "manifest-hdf5.json",
+    fixtures_netcdf3: "manifest-netcdf3.json",
 }
 
 /// Every manifest `manifests.json` lists has its test above, and the fixtures are embedded.

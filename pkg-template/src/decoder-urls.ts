@@ -25,6 +25,7 @@ const URLS: Record<string, () => URL> = {
   lerc: () => new URL("./wasm/decoders/lerc.wasm", import.meta.url),
   tiff: () => new URL("./wasm/decoders/tiff.wasm", import.meta.url),
   ccitt: () => new URL("./wasm/decoders/ccitt.wasm", import.meta.url),
+  netcdf3: () => new URL("./wasm/decoders/netcdf3.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */

@@ -51,7 +51,8 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   if (first.url === "") return undefined;
   // A loaded module asks at once — unless the file is read through a decoder module not loaded
   // yet (an HDF5 file after Zarr arrays): then its first read and that module load together.
-  if (isLoaded() && (first.reader === "" || hasDecoder(first.reader))) return undefined;
+  const readers = first.reader === "" ? [] : first.reader.split(" ");
+  if (isLoaded() && readers.every(hasDecoder)) return undefined;
   // The same request the opener makes: GET, the caller's headers (and the Range it asks), no
   // other, the caller's signal, and its cache mode (a range never from the HTTP cache, a whole
   // document only once the server confirmed it: README, "When files change").
@@ -71,7 +72,7 @@ export function earlyMetadataRequest(url: string, options: OpenOptions): EarlyRe
   }
   response.catch(() => undefined); // reported when the opener awaits it
   // (A failure here is reported where the opener loads it again.)
-  const reader = first.reader !== "" ? loadDecoders([first.reader]).catch(() => undefined) : undefined;
+  const reader = readers.length > 0 ? loadDecoders(readers).catch(() => undefined) : undefined;
   return { url: first.url, range: first.range, response, reader };
 }
 

@@ -11,14 +11,15 @@ export interface FirstRequest {
   url: string;
   /** The `Range` header, or "". */
   range: string;
-  /** The decoder module the store kind reads through, or "". */
+  /** The decoder modules the store kind reads through (space-separated: a `.nc` may be NetCDF-3 or HDF5), or "". */
   reader: string;
 }
 
 /** Extensions of the store kinds whose first read is certain: [pattern, bytes, reader]. */
 const FIRST_READS: [RegExp, number, string][] = [
   [/\.(tif|tiff|btf|tf8)$/i, 64 << 10, "tiff"],
-  [/\.(h5|hdf5|he5|nc|nc4|h5ad)$/i, 64 << 10, "hdf5"],
+  [/\.nc$/i, 64 << 10, "hdf5 netcdf3"],
+  [/\.(h5|hdf5|he5|nc4|h5ad)$/i, 64 << 10, "hdf5"],
 ];
 
 export function firstRequest(url: string, path = ""): FirstRequest {

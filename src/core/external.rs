@@ -1,7 +1,7 @@
 //! Decoders kept outside this module: jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet,
-//! hdf5, webp, lerc, tiff and ccitt are large and few datasets use them, so the npm package ships each as a wasm module of
+//! hdf5, webp, lerc, tiff, ccitt and netcdf3 are large and few datasets use them, so the npm package ships each as a wasm module of
 //! its own (`decoders/*`), fetched when an opened array (or a store kind: parquet for reference
-//! files, hdf5 for HDF5 files, tiff for TIFF files) needs it; natively they are linked in (feature `native-decoders`). The codecs and
+//! files, hdf5 for HDF5 files, tiff for TIFF files, netcdf3 for NetCDF-3 files) needs it; natively they are linked in (feature `native-decoders`). The codecs and
 //! store kinds that need one hand it bytes and check what comes back; the decoder behind
 //! [`Decoders`] is the binding's (or the linked crates'). A foundation module: codecs and
 //! store kinds both use it.
@@ -16,7 +16,7 @@ use alloc::vec::Vec;
 pub const HDF5: &str = "hdf5";
 /// The TIFF reader's module: it describes a TIFF's images.
 pub const TIFF: &str = "tiff";
-pub const NAMES: [&str; 13] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso", "parquet", "hdf5", "webp", "lerc", "tiff", "ccitt"];
+pub const NAMES: [&str; 14] = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso", "parquet", "hdf5", "webp", "lerc", "tiff", "ccitt", "netcdf3"];
 
 /// Runs external decoders: `decode(name, input, args)` as decoder `name`'s calling convention
 /// says (see each `decoders/<name>` crate: numeric arguments, bytes out).
@@ -61,6 +61,7 @@ impl Decoders for Linked {
             "lerc" => shardfetch_lerc::decode(input, args),
             "tiff" => shardfetch_tiff::decode(input, args),
             "ccitt" => shardfetch_ccitt::decode(input, args),
+            "netcdf3" => shardfetch_netcdf3::decode(input, args),
             _ => return Err(Error::new(ErrorCode::UnsupportedCodec, format!("no decoder named \"{name}\""))),
         };
         got.map_err(|f| failure(name, f.code, &f.message))

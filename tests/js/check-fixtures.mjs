@@ -48,7 +48,7 @@ function asExpected(dtype, v) {
 /** The decoder outside the module (a module of its own, loaded on demand) case `c` needs, or null. */
 export function neededDecoder(c) {
   for (const f of c.features) {
-    const m = /^(?:encoding|compression)_(jpeg|png|jxl|webp|lerc|ccitt)$|(?:^|[._])(bz2|lzma|pcodec|compresso|parquet|hdf5)$/.exec(f);
+    const m = /^(?:encoding|compression)_(jpeg|png|jxl|webp|lerc|ccitt)$|(?:^|[._])(bz2|lzma|pcodec|compresso|parquet|hdf5|netcdf3)$/.exec(f);
     if (m) return m[1] ?? m[2];
   }
   // (A TIFF's images are described by the tiff module; its codecs' modules come first above.)

@@ -1,4 +1,4 @@
-// The decoders kept outside the module (issue 21): jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff and ccitt are wasm
+// The decoders kept outside the module (issue 21): jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt and netcdf3 are wasm
 // modules of their own in the package (pkg/wasm/decoders/), fetched when an opened array names
 // them. Every fixture that needs one reads its writer's values through pkg/ in Node (inline and
 // worker_threads) and in headless Chromium with the decoding workers; a page that opens only a
@@ -22,7 +22,7 @@ const manifest = await loadManifests(async (rel) => JSON.parse(fs.readFileSync(p
 const loadExpected = async (rel) => new Uint8Array(fs.readFileSync(path.join(fixturesDir, rel)));
 /** The cases that need a decoder module. */
 const only = { cases: manifest.cases.filter((c) => neededDecoder(c)), groups: [] };
-const DECODERS = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso", "parquet", "hdf5", "webp", "lerc", "tiff", "ccitt"];
+const DECODERS = ["jpeg", "png", "jxl", "bz2", "lzma", "pcodec", "compresso", "parquet", "hdf5", "webp", "lerc", "tiff", "ccitt", "netcdf3"];
 
 let api;
 let data;

@@ -1170,7 +1170,9 @@ test("first open: the metadata request goes out while the module compiles, and i
   // A TIFF's start and an HDF5 file's (its reader module fetched meanwhile): sent early, once;
   // an HDF5 file's also when the module is loaded but its reader is not (a Zarr array opened first).
   const zarrFirst = `${fx}/${END_CASE.path}`;
-  for (const [name, p, before] of [["tiff/tf_u16_deflate_pred.tif", "-", ""], ["hdf5/netcdf4.nc", "var00", ""], ["hdf5/netcdf4.nc", "var00", zarrFirst]]) {
+  // A NetCDF-3 `.nc` too: the same first read tells it from NetCDF-4, taken over, not read again.
+  const early = [["tiff/tf_u16_deflate_pred.tif", "-", ""], ["hdf5/netcdf4.nc", "var00", ""], ["hdf5/netcdf4.nc", "var00", zarrFirst], ["netcdf3/nc3_long.nc", "temp", ""]];
+  for (const [name, p, before] of early) {
     const c = caseByName(manifest.cases.find((k) => k.path === name && (p === "-" || k.open?.path === p)).name);
     const r3 = await run(`${fx}/${name}`, "-", p === "-" ? "" : p, before);
     const head = (k) => k.url === `${fx}/${name}` && k.range === "bytes=0-65535";
@@ -1180,6 +1182,29 @@ test("first open: the metadata request goes out while the module compiles, and i
     const want = expectedChunk(c, await loadExpected(c.expected), c.shape.map(() => 0));
     assert.deepEqual(r3.chunk, Array.from(want.bytes.slice(0, 16)), `${name}: the chunk read after an early open`);
   }
+});
+
+test("NetCDF-3: opening a variable is one request; a record of it one range, a window of records one merged read", async () => {
+  const c = caseByName("nc3_long_temp"); // 68 KB of another variable, then 4 records
+  const expected = await loadExpected(c.expected);
+  const cf = countingFetch();
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch, path: "temp" });
+  assert.equal(cf.calls.length, 1, JSON.stringify(cf.calls.map((k) => k.range)));
+  assert.equal(cf.calls[0].range, "bytes=0-65535");
+  assert.deepEqual(arr.dimensionNames, ["time", "y", "x"]);
+  assert.deepEqual(arr.chunkShape, [1, 4, 5]);
+  cf.calls.length = 0;
+  const one = await arr.getChunk([2, 0, 0]);
+  assert.equal(cf.calls.length, 1, JSON.stringify(cf.calls.map((k) => k.range)));
+  assert.ok(Buffer.from(resultBytes(one, 4)).equals(Buffer.from(expectedChunk(c, expected, [2, 0, 0]).bytes)), "record 2");
+  arr.close();
+  const again = await api.openArray(`${fx}/${c.path}`, { fetch: cf.fetch, path: "temp" });
+  cf.calls.length = 0;
+  const win = await again.get([[1, 4], null, null]);
+  assert.equal(cf.calls.length, 1, JSON.stringify(cf.calls.map((k) => k.range)));
+  const all = new Uint8Array(expected.buffer, expected.byteOffset + 1 * 80, 3 * 80);
+  assert.ok(Buffer.from(resultBytes(win, 4)).equals(Buffer.from(all)), "records 1-3");
+  again.close();
 });
 
 test("getChunk calls made in the same task share requests; a whole shard is one plain GET", async () => {

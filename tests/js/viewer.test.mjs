@@ -684,7 +684,7 @@ test("TIFF by ?url=: a COG's overviews and an OME-TIFF's SubIFD pyramid are its 
   await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/tiff/tf_ome_two_series.ome.tif` });
 });
 
-test("HDF5 and NetCDF-4 by ?url=&path=: a NetCDF-4 variable's time step and an HDF5 image dataset, read by range; screen pixels are netCDF4-python's and h5py's values", async () => {
+test("HDF5, NetCDF-4 and NetCDF-3 by ?url=&path=: a NetCDF-4 and a NetCDF-3 variable's time step and an HDF5 image dataset, read by range; screen pixels are netCDF4-python's and h5py's values", async () => {
   // nc_var00: netCDF4-python's float32 [time, lat, lon] = 5x6x8, one chunk per time step.
   {
     const exp = expectedOf("hdf5/nc_var00", Float32Array);
@@ -710,6 +710,35 @@ test("HDF5 and NetCDF-4 by ?url=&path=: a NetCDF-4 variable's time step and an H
       // by range: every answer a part of the file, none the whole of it
       const size = fs.statSync(path.join(fixturesDir, "data/hdf5/netcdf4.nc")).size;
       const reads = dataServer.log.filter((e) => e.path === "/fixtures/hdf5/netcdf4.nc" && e.method === "GET");
+      assert.ok(reads.length > 0 && reads.every((e) => e.status === 206 && e.bytes < size), JSON.stringify(reads));
+    } finally {
+      await page.close();
+    }
+  }
+  // nc3_long_temp: a NetCDF-3 classic file (netCDF4-python), float32 [time, y, x] = 4x4x5, its
+  // records after 68 KB of another variable: the same URL form, the kind told by the first bytes.
+  {
+    const exp = expectedOf("netcdf3/nc3_long_temp", Float32Array);
+    const [H, W] = [4, 5];
+    const t = 2;
+    const plane = t * H * W;
+    let lo = Infinity, hi = -Infinity;
+    for (let i = 0; i < H * W; i++) [lo, hi] = [Math.min(lo, exp[plane + i]), Math.max(hi, exp[plane + i])];
+    const url = `${dataServer.url}/fixtures/netcdf3/nc3_long.nc`;
+    dataServer.log.length = 0;
+    const page = await openViewer({ url, path: "temp", zoom: 16, cx: W / 2, cy: H / 2, at: `time:${t}`, lo, hi, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const axes = await page.evaluate(() => window.viewerApp.viewer.ds.axes.map((a) => a.name));
+      assert.deepEqual(axes, ["time", "y", "x"]);
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const n = checkGreys(img, geo, [W, H], (x, y) => grey(exp[plane + y * W + x], lo, hi), `nc3_long_temp time ${t}`);
+      assert.equal(n, H * W, `${n} pixels checked`);
+      const size = fs.statSync(path.join(fixturesDir, "data/netcdf3/nc3_long.nc")).size;
+      const reads = dataServer.log.filter((e) => e.path === "/fixtures/netcdf3/nc3_long.nc" && e.method === "GET");
       assert.ok(reads.length > 0 && reads.every((e) => e.status === 206 && e.bytes < size), JSON.stringify(reads));
     } finally {
       await page.close();

@@ -1,5 +1,5 @@
 //! The calling convention of shardfetch's decoder modules. Each decoder (jpeg, png, jxl, bz2,
-//! lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt) is a crate of its own: natively a function, `decode(input, args)`; compiled to
+//! lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3, netcdf3) is a crate of its own: natively a function, `decode(input, args)`; compiled to
 //! wasm32, a module of its own in the npm package, loaded only when an opened array names it.
 //! [`export_decoder!`] gives the module its exports (no imports, no JS glue):
 //!

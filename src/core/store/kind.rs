@@ -36,7 +36,13 @@ pub struct Mounting {
     pub resolve: Option<Rc<dyn ResolveUrl>>,
     /// The decoders kept outside the module, for the kinds that read through one.
     pub decoders: Option<Rc<dyn crate::core::external::Decoders>>,
+    /// The object's first bytes, read to tell its kind (a `.nc` file: NetCDF-3 or HDF5).
+    pub head: Option<Head>,
 }
+
+/// An object's first bytes read while mounting (to tell its kind by them), handed to the layer:
+/// (the version stamp they were read under, the bytes from offset 0, the object's size).
+pub type Head = Rc<(u64, Vec<u8>, Option<u64>)>;
 
 /// What holds a node, as the API reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,7 +72,7 @@ pub trait Kind: Sized {
     const TS_OPTIONS: &'static str = "";
 
     /// The bytes at its start this kind reads first from an object its URL names (0: not
-    /// certain), and the decoder module it reads through (or ""): the wrapper asks for both
+    /// certain), and the decoder modules it reads through (space-separated, or ""): the wrapper asks for both
     /// while the module compiles.
     const FIRST_READ: u64 = 0;
     const READER: &'static str = "";

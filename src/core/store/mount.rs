@@ -9,7 +9,8 @@ use super::reads::{Below, Store};
 use super::registry;
 use super::stack::Stack;
 use crate::core::error::{Error, ErrorCode, Result};
-use crate::core::transport::{HttpClient, LastWhole, Transport};
+use super::registry::Layer;
+use crate::core::transport::{ByteRange, HttpClient, LastWhole, Objects, Transport};
 use crate::core::urls::{join, join_paths, split_url};
 use alloc::format;
 use alloc::rc::Rc;
@@ -82,9 +83,12 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
         forced: p.forced,
         resolve: o.resolve.clone(),
         decoders: o.decoders.clone(),
+        head: None,
     };
+    // (A kind detected by a look other kinds share is the parent's whichever of them it is.)
     let same = |i: usize, p: &Planned, url: &str| {
-        parent.layers.get(i).filter(|l| l.name() == p.stage.kind && l.same(url, &how(p))).cloned()
+        let kind = |l: &Layer| l.name() == p.stage.kind || (!p.forced && registry::named_by(l.name(), url));
+        parent.layers.get(i).filter(|l| kind(l) && l.same(url, &how(p))).cloned()
     };
     // The transports of nodes over the same outermost object share what a server sent whole.
     let shared = planned.first().and_then(|p| same(0, p, &pasted.url)).is_some();
@@ -97,7 +101,12 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
     for (i, p) in planned.into_iter().enumerate() {
         let layer = match same(i, &p, &url) {
             Some(l) if store.depth() == i => Some(l),
-            _ => registry::detect(p.stage.kind, &Below { store: &store, depth: i }, c, &url, &how(&p)).await?,
+            _ => {
+                let below = Below { store: &store, depth: i };
+                let mut how = how(&p);
+                let kind = if p.forced { p.stage.kind } else { by_first_bytes(&below, c, &url, p.stage.kind, &mut how).await? };
+                registry::detect(kind, &below, c, &url, &how).await?
+            }
         };
         match layer {
             Some(layer) => {
@@ -118,10 +127,25 @@ pub async fn mount<C: HttpClient>(c: &C, transport: Transport, pasted: &Pasted, 
     Ok((store, root, join_paths(&path, &pasted.path)))
 }
 
+/// The kind of an object whose look more kinds share (`.nc`: NetCDF-3 or HDF5): the one its
+/// first bytes show (else the last of them: HDF5, which finds its signature past a user block
+/// too), those bytes handed to it. The read is the kinds' first one (`Kind::FIRST_READ`, the
+/// wrapper's early request): no request more.
+async fn by_first_bytes<C: HttpClient>(below: &Below<'_>, c: &C, url: &str, kind: &'static str, how: &mut Mounting) -> Result<&'static str> {
+    if !registry::shared_look(url) {
+        return Ok(kind);
+    }
+    let Some(r) = below.read(c, url, ByteRange::Prefix(registry::first_read(url).0)).await? else { return Ok(kind) };
+    let last = registry::NAMES.iter().rev().find(|k| registry::named_by(k, url)).copied().unwrap_or(kind);
+    let sniffed = registry::sniffed(&r.bytes).filter(|k| registry::named_by(k, url)).unwrap_or(last);
+    how.head = Some(Rc::new((below.stamp(url), r.bytes, r.object_size)));
+    Ok(sniffed)
+}
+
 /// The store kind whose first bytes the object at `url` starts with, if one does (a node that
 /// was not found where a URL names one: `https://h/scene` that is a TIFF). One small request.
 pub async fn sniff<C: HttpClient>(c: &C, store: &Store, url: &str) -> Option<&'static str> {
-    let head = store.read(c, url, crate::core::transport::ByteRange::Head(16)).await.ok()??;
+    let head = store.read(c, url, ByteRange::Head(16)).await.ok()??;
     registry::sniffed(&head.bytes)
 }
 

@@ -49,6 +49,12 @@ macro_rules! kinds {
             (0, "")
         }
 
+        /// Whether the kind named `kind` names `url` by its look alone.
+        pub fn named_by(kind: &str, url: &str) -> bool {
+            $(if kind == <$ty>::NAME { return <$ty>::named(url); })*
+            false
+        }
+
         /// The kind an object's first bytes show.
         pub fn sniffed(head: &[u8]) -> Option<&'static str> {
             $(if <$ty>::sniff(head) { return Some(<$ty>::NAME); })*
@@ -133,7 +139,15 @@ kinds! {
     References: super::refs::References,
     Icechunk: super::icechunk::Repo,
     Tiff: super::tiff::Tiff,
+    // (Before HDF5: a `.nc` is named by both; see `Netcdf3::READER`.)
+    Netcdf3: super::netcdf3::Netcdf3,
     Hdf5: super::hdf5::Hdf5,
+}
+
+/// Whether more than one kind names `url` by its look (`.nc`: NetCDF-3 or HDF5): its first
+/// bytes tell which it is.
+pub fn shared_look(url: &str) -> bool {
+    NAMES.iter().filter(|k| named_by(k, url)).count() > 1
 }
 
 /// The kind that claims the open option `name` (Icechunk claims `branch`).

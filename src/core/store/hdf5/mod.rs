@@ -4,54 +4,18 @@
 //!
 //! The metadata is scattered through the file and its formats are many (superblocks, object
 //! headers, B-trees, heaps, five chunk indexes), so its reader is a decoder module of its own
-//! (`decoders/hdf5`, fetched when an HDF5 file is opened), asked here through a small protocol:
-//! a request and the file's bytes held so far in, either an answer or the ranges it needs out.
-//! This side fetches those ranges (read ahead to [`READ_AHEAD`], merged, at once) and asks
-//! again; it keeps the bytes (within [`HELD`]), the answers for nodes and the chunk locations
-//! each answer brings.
+//! (`decoders/hdf5`, fetched when an HDF5 file is opened), driven by [`Driver`] (shared with
+//! the NetCDF-3 kind).
+use super::driver::{Driver, Reader, READ_AHEAD};
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
-use super::windows::{ask, held, reader_error, request};
-use crate::core::error::{too_large, Error, ErrorCode, Result};
-use crate::core::external::Decoders;
-use crate::core::json::{self, Value};
-use crate::core::transport::{ByteRange, HttpClient, Objects};
-use alloc::format;
-use alloc::rc::Rc;
+use crate::core::error::Result;
+use crate::core::transport::{HttpClient, Objects};
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::RefCell;
-use futures_util::stream::{self, StreamExt};
-
-/// Bytes a needed range is read ahead to: the structures near it are often asked next.
-const READ_AHEAD: u64 = 64 << 10;
-/// Bytes of the file held for the reader at most.
-const HELD: u64 = 32 << 20;
-/// Rounds of a request at most (each reads what the one before found it needs).
-const ROUNDS: usize = 32;
-/// Chunk locations kept at most (each 40 bytes or so).
-const LOCATIONS: usize = 1 << 20;
 
 /// An HDF5 file as a layer.
-pub struct Hdf5 {
-    url: String,
-    decoders: Option<Rc<dyn Decoders>>,
-    state: RefCell<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// The stamp of the file's version all this was read from (see `transport::versions`).
-    stamp: u64,
-    /// The file's size, once an answer told it.
-    size: Option<u64>,
-    /// Bytes held: (offset, bytes), in the order read.
-    windows: Vec<(u64, Rc<Vec<u8>>)>,
-    /// Nodes answered: path → (its `zarr.json`, its children), or `None` (nothing there).
-    nodes: Vec<(String, Option<(Rc<Vec<u8>>, Vec<(String, bool)>)>)>,
-    /// Chunk locations answered: (dataset path, coordinates) → range, or `None` (not written).
-    chunks: Vec<((String, Vec<u64>), Option<(u64, u64)>)>,
-}
+pub struct Hdf5(Driver);
 
 impl Kind for Hdf5 {
     const NAME: &'static str = "hdf5";
@@ -66,11 +30,12 @@ impl Kind for Hdf5 {
     }
 
     fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        Ok(Some(Hdf5 { url: String::from(url), decoders: how.decoders.clone(), state: RefCell::default() }))
+        let reader = Reader { name: "hdf5", reads: "HDF5 and NetCDF-4 files", file: "HDF5 file" };
+        Ok(Some(Hdf5(Driver::new(url, how, reader))))
     }
 
     fn url(&self) -> &str {
-        &self.url
+        &self.0.url
     }
 
     fn decoders(&self) -> &'static [&'static str] {
@@ -78,51 +43,15 @@ impl Kind for Hdf5 {
     }
 
     async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
-        self.fresh(below.stamp(&self.url));
-        if let Some(path) = key.strip_suffix("zarr.json").map(|p| p.trim_end_matches('/')) {
-            return Ok(match self.node(below, c, path).await? {
-                Some((doc, _)) => Place::Bytes(doc),
-                None => Place::Missing,
-            });
-        }
-        // `<path>/c/i/j`: a chunk of the dataset at `path` (`<path>/c`: of a scalar one).
-        let split = match key.strip_suffix("/c") {
-            Some(path) => Some((path, "")),
-            None => key.rsplit_once("/c/").or_else(|| Some(("", key.strip_prefix("c/")?))),
-        };
-        let Some((path, Some(coords))) = split.map(|(p, c)| (p, coords(c))) else { return Ok(Place::Missing) };
-        Ok(match self.chunk(below, c, path, &coords).await? {
-            // A chunk its writer stored with filters skipped: re-wrapped by the reader so that
-            // the dataset's codecs read it as they read the others.
-            Some((offset, len, Some(wrap))) => {
-                let url = &self.url;
-                let b = match self.held(offset, len) {
-                    Some(b) => b,
-                    None => below.read(c, url, ByteRange::Range { offset, len }).await?.ok_or_else(|| self.corrupt("a chunk is missing"))?.bytes,
-                };
-                let d = self.decoders.as_deref().ok_or_else(|| self.corrupt("no reader"))?;
-                let input = request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), [(0, &b[..])]);
-                Place::Bytes(Rc::new(d.decode("hdf5", &input, &[]).map_err(|e| reader_error(url, e))?))
-            }
-            // Bytes read with the structures around them (a small file, coordinates beside their
-            // header) are not asked for again.
-            Some((offset, len, None)) => match self.held(offset, len) {
-                Some(b) => Place::Bytes(Rc::new(b)),
-                None => Place::Range { url: self.url.clone(), offset, len },
-            },
-            None => Place::Missing,
-        })
+        self.0.place(below, c, key).await
     }
 
     async fn describe<S: Objects, C: HttpClient>(&self, _below: &S, _c: &C) -> Container {
-        Container { kind: Self::NAME, url: self.url.clone(), comment: String::new(), version: String::new() }
+        Container { kind: Self::NAME, url: self.0.url.clone(), comment: String::new(), version: String::new() }
     }
 
     fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
-        let path = path.trim_matches('/');
-        let state = self.state.borrow();
-        let (_, node) = state.nodes.iter().find(|(p, _)| p == path)?;
-        node.as_ref().map(|(_, kids)| kids.clone())
+        self.0.children(path)
     }
 
     fn format(&self) -> Option<&'static str> {
@@ -132,194 +61,5 @@ impl Kind for Hdf5 {
     /// Every chunks is a range of the one file: those wanted together merge.
     fn keys_share_objects(&self) -> bool {
         true
-    }
-}
-
-/// `0/12` → `[0, 12]`; `` → `[]`.
-fn coords(s: &str) -> Option<Vec<u64>> {
-    s.split('/').filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().ok()).collect()
-}
-
-/// The `[[offset, len], …]` of an answer's member `k`.
-fn ranges(v: Option<&Value>) -> Vec<(u64, u64)> {
-    let pair = |r: &Value| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?));
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(pair).collect()).unwrap_or_default()
-}
-
-impl Hdf5 {
-    /// What the reader answers to `op` (a JSON object's members after `"op"`), fetching what
-    /// it needs on the way.
-    async fn ask<S: Objects, C: HttpClient>(&self, below: &S, c: &C, op: &str) -> Result<Value> {
-        let mut last: Vec<(u64, u64)> = Vec::new();
-        for _ in 0..ROUNDS {
-            self.same_version(below)?;
-            let size = self.state.borrow().size;
-            let size = size.map_or(String::from("null"), |s| format!("{s}"));
-            let state = self.state.borrow();
-            let windows = state.windows.iter().map(|(w, b)| (*w, &b[..]));
-            let v = ask(self.decoders.as_deref(), ("hdf5", "HDF5 and NetCDF-4 files"), &self.url, &format!("{{{op},\"size\":{size}}}"), windows)?;
-            drop(state);
-            let need = ranges(v.get("need"));
-            if need.is_empty() {
-                return Ok(v);
-            }
-            // Asked again for what was read: the file ends there.
-            if need == last {
-                return Err(self.corrupt("the file ends before what its structures point at"));
-            }
-            self.fetch(below, c, &need).await?;
-            last = need;
-        }
-        Err(self.corrupt(&format!("still reading after {ROUNDS} rounds")))
-    }
-
-    /// What was read of another version of the file (`stamp` is the current one's) dropped.
-    #[inline(never)]
-    fn fresh(&self, stamp: u64) {
-        if self.state.borrow().stamp != stamp {
-            *self.state.borrow_mut() = State { stamp, ..State::default() };
-        }
-    }
-
-    /// An error when the file changed since what is held was read (its bytes would mix two
-    /// versions): the read is resolved again.
-    fn same_version<S: Objects>(&self, below: &S) -> Result<()> {
-        self.same_stamp(below.stamp(&self.url))
-    }
-
-    #[inline(never)]
-    fn same_stamp(&self, stamp: u64) -> Result<()> {
-        if self.state.borrow().stamp == stamp {
-            return Ok(());
-        }
-        Err(Error::new(ErrorCode::Changed, format!("{}: changed while open (during a read of its structures)", self.url)))
-    }
-
-    /// Bytes `[at, at + len)` if a window holds them all.
-    fn held(&self, at: u64, len: u64) -> Option<Vec<u8>> {
-        let state = self.state.borrow();
-        held(state.windows.iter().map(|(w, b)| (*w, &b[..])), at, len).map(<[u8]>::to_vec)
-    }
-
-    /// Read `need` (each range to [`READ_AHEAD`] at least, neighbours merged), at once.
-    async fn fetch<S: Objects, C: HttpClient>(&self, below: &S, c: &C, need: &[(u64, u64)]) -> Result<()> {
-        let size = self.state.borrow().size;
-        let mut runs: Vec<(u64, u64)> = Vec::new();
-        for &(at, len) in need {
-            let state = self.state.borrow();
-            let windows = || state.windows.iter().map(|(w, b)| (*w, w + b.len() as u64));
-            // What windows already hold at the range's start and end is not read again, and
-            // reading ahead stops at the next window.
-            let at2 = windows().filter(|&(w, e)| w <= at && at < e).map(|(_, e)| e).max().unwrap_or(at);
-            let end = at.saturating_add(len);
-            let end = windows().filter(|&(w, e)| at2 < w && w < end && end <= e).map(|(w, _)| w).min().unwrap_or(end);
-            let (at, len) = (at2, end.saturating_sub(at2));
-            if len == 0 {
-                continue;
-            }
-            let next = windows().filter(|&(w, _)| w >= end).map(|(w, _)| w).min().unwrap_or(u64::MAX);
-            drop(state);
-            let end = at.saturating_add(len.max(READ_AHEAD)).min(next).max(at + len);
-            let end = size.map_or(end, |s| end.min(s).max(at.saturating_add(len)));
-            match runs.last_mut() {
-                Some(r) if at <= r.1 => r.1 = r.1.max(end),
-                _ => runs.push((at, end)),
-            }
-        }
-        let held: u64 = self.state.borrow().windows.iter().map(|(_, b)| b.len() as u64).sum();
-        let more: u64 = runs.iter().map(|r| r.1 - r.0).sum();
-        if held + more > HELD {
-            return Err(too_large(&format!("{}: its structures", self.url), held + more, HELD, "the bytes held for an HDF5 file"));
-        }
-        // (The file's start as a prefix: a file shorter than the read-ahead is no error.)
-        let range = |at: u64, end: u64| match (at, size) {
-            (0, None) => ByteRange::Prefix(end),
-            _ => ByteRange::Range { offset: at, len: end - at },
-        };
-        // (At once; buffer_unordered as the read path uses it, not join_all: the module's size.)
-        let reads = runs.iter().map(|&(at, end)| async move { (at, below.read(c, &self.url, range(at, end)).await) });
-        let got: Vec<_> = stream::iter(reads).buffer_unordered(8).collect().await;
-        for (at, r) in got {
-            let at = &at;
-            let r = r?.ok_or_else(|| Error::new(ErrorCode::NotFound, format!("{}: not found", self.url)))?;
-            self.same_version(below)?;
-            let mut state = self.state.borrow_mut();
-            if r.object_size.is_some() {
-                state.size = r.object_size;
-            }
-            // (Another request may have read the same meanwhile.)
-            if !state.windows.iter().any(|(w, b)| w == at && b.len() >= r.bytes.len()) {
-                state.windows.push((*at, Rc::new(r.bytes)));
-            }
-        }
-        Ok(())
-    }
-
-    /// The node at `path` (`""`: the root): its `zarr.json` and children, or `None`.
-    async fn node<S: Objects, C: HttpClient>(
-        &self,
-        below: &S,
-        c: &C,
-        path: &str,
-    ) -> Result<Option<(Rc<Vec<u8>>, Vec<(String, bool)>)>> {
-        if let Some((_, n)) = self.state.borrow().nodes.iter().find(|(p, _)| p == path) {
-            return Ok(n.clone());
-        }
-        let mut op = String::from("\"op\":\"node\",\"path\":");
-        json::write_str(&mut op, path);
-        let v = self.ask(below, c, &op).await?;
-        self.same_version(below)?;
-        let node = match v.get("node") {
-            Some(Value::Object(n)) => {
-                let mut doc = String::new();
-                n.get("zarr_json").ok_or_else(|| self.corrupt("a node without its zarr.json"))?.write(&mut doc);
-                let kid = |k: &Value| Some((String::from(k.get(0)?.as_str()?), k.get(1)?.as_bool()?));
-                let kids = n.get("children").and_then(Value::as_array).map(|a| a.iter().filter_map(kid).collect());
-                Some((Rc::new(doc.into_bytes()), kids.unwrap_or_default()))
-            }
-            _ => None,
-        };
-        self.state.borrow_mut().nodes.push((String::from(path), node.clone()));
-        Ok(node)
-    }
-
-    /// Where chunk `coords` of the dataset at `path` is (offset, length, and the filters to
-    /// re-wrap it with when its writer skipped them), or `None` (never written).
-    async fn chunk<S: Objects, C: HttpClient>(&self, below: &S, c: &C, path: &str, coords: &[u64]) -> Result<Option<(u64, u64, Option<String>)>> {
-        let known = |s: &State| s.chunks.iter().find(|((p, k), _)| p == path && k == coords).map(|(_, r)| *r);
-        if let Some(r) = known(&self.state.borrow()) {
-            return Ok(r.map(|(o, n)| (o, n, None)));
-        }
-        let mut op = String::from("\"op\":\"chunk\",\"path\":");
-        json::write_str(&mut op, path);
-        op.push_str(",\"coords\":[");
-        op.push_str(&coords.iter().map(|x| format!("{x}")).collect::<Vec<_>>().join(","));
-        op.push(']');
-        let v = self.ask(below, c, &op).await?;
-        self.same_version(below)?;
-        let this = v.get("chunk").and_then(|r| Some((r.get(0)?.as_u64()?, r.get(1)?.as_u64()?)));
-        if let (Some((o, n)), Some(w)) = (this, v.get("wrap")) {
-            let mut t = String::new();
-            w.write(&mut t);
-            return Ok(Some((o, n, Some(t))));
-        }
-        let mut state = self.state.borrow_mut();
-        if state.chunks.len() < LOCATIONS {
-            state.chunks.push(((String::from(path), coords.to_vec()), this));
-            // The other chunks the index nodes read hold: no call for them later.
-            for m in v.get("more").and_then(Value::as_array).into_iter().flatten() {
-                let k: Option<Vec<u64>> = m.get(0).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect());
-                if let (Some(k), Some(o), Some(n)) = (k, m.get(1).and_then(Value::as_u64), m.get(2).and_then(Value::as_u64)) {
-                    if state.chunks.len() < LOCATIONS && !state.chunks.iter().any(|((p, q), _)| p == path && *q == k) {
-                        state.chunks.push(((String::from(path), k), Some((o, n))));
-                    }
-                }
-            }
-        }
-        Ok(this.map(|(o, n)| (o, n, None)))
-    }
-
-    fn corrupt(&self, why: &str) -> Error {
-        Error::new(ErrorCode::CorruptShard, format!("{}: not a readable HDF5 file: {why}", self.url))
     }
 }
