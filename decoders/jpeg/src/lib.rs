@@ -1,6 +1,8 @@
-//! Neuroglancer precomputed `jpeg` chunks: `decode(jpeg, [voxels, channels])` → the image's
-//! 8-bit samples in order (`channels`, 1 or 3, interleaved), checked to hold exactly `voxels`
-//! pixels of `channels` components.
+//! Neuroglancer precomputed `jpeg` chunks and TIFF's JPEG tiles: `decode(jpeg, [voxels,
+//! channels, _, raw])` → the image's 8-bit samples in order (`channels` interleaved), checked to
+//! hold exactly `voxels` pixels of `channels` components. YCbCr is given as RGB unless `raw` is
+//! 1: then the components as stored, with no colour transform (a TIFF whose photometric is not
+//! YCbCr, as libtiff reads it, whatever the stream's Adobe marker or component ids say).
 #![forbid(unsafe_code)]
 use abi::{count, Failure};
 use zune_core as zc;
@@ -17,6 +19,11 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
         .jpeg_set_out_colorspace(out);
     let mut d = zune_jpeg::JpegDecoder::new_with_options(zc::bytestream::ZCursor::new(data), opts);
     d.decode_headers().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
+    if args.get(3) == Some(&1.0) {
+        // Out as in: zune-jpeg then copies the components.
+        let stored = d.input_colorspace().unwrap_or(zc::colorspace::ColorSpace::Luma);
+        d.set_options(d.options().jpeg_set_out_colorspace(stored));
+    }
     let info = d.info().ok_or_else(|| Failure::corrupt("no image header"))?;
     let comps = d.input_colorspace().map_or(0, |c| c.num_components());
     let (w, h) = (u64::from(info.width), u64::from(info.height));

@@ -1,7 +1,8 @@
 //! TIFF tiles compressed as whole images, under imagecodecs' names, each decoded by a decoder
 //! module: `imagecodecs_jpeg` (compression 7: an abbreviated JPEG stream whose tables are the
-//! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit grey or
-//! YCbCr as GDAL writes it, given as RGB), `imagecodecs_webp` (50001: RGB or RGBA),
+//! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit YCbCr
+//! as GDAL writes it given as RGB, or with `"raw": true` the components as stored, no colour
+//! transform, as libtiff reads a photometric other than YCbCr), `imagecodecs_webp` (50001: RGB or RGBA),
 //! `imagecodecs_jpegxl` (50002: 8- or 16-bit) and `imagecodecs_lerc` (34887: any sample type;
 //! GDAL's deflate or zstd around it are codecs of their own). Array→bytes codecs: the tile's
 //! pixels with their samples interleaved.
@@ -20,6 +21,8 @@ pub struct TiffImage {
     tables: Vec<u8>,
     /// Samples per pixel (the tile's last axis when more than one).
     samples: u64,
+    /// JPEG: the components as stored (no YCbCr → RGB).
+    raw: bool,
 }
 
 impl TiffImage {
@@ -35,7 +38,8 @@ impl TiffImage {
             None => Vec::new(),
         };
         let samples = conf.get("samples").and_then(Value::as_u64).unwrap_or(1).max(1);
-        Ok(TiffImage { name, decoder, tables, samples })
+        let raw = conf.get("raw").and_then(Value::as_bool).unwrap_or(false);
+        Ok(TiffImage { name, decoder, tables, samples, raw })
     }
 }
 
@@ -72,8 +76,8 @@ impl Codec for TiffImage {
             &data.bytes
         };
         let args = match decoder {
-            "lerc" => [values as f64, size as f64, float],
-            _ => [pixels as f64, self.samples as f64, size as f64],
+            "lerc" => [values as f64, size as f64, float, 0.0],
+            _ => [pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))],
         };
         let px = external::run(ctx.decoders, decoder, stream, &args)?;
         let px = super::check_len(self.name, px, values * size)?;
