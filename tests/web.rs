@@ -135,6 +135,7 @@ manifest_tests! {
     fixtures_datetimes: "manifest-time.json",
     fixtures_nested_containers: "manifest-nested.json",
     fixtures_tiff: "manifest-tiff.json",
+    fixtures_tiff_classes: "manifest-tiff-classes.json",
     fixtures_hdf5: "manifest-hdf5.json",
 }
 

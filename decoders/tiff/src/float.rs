@@ -157,10 +157,14 @@ fn decimal(negative: bool, d: &[u8], point: i32) -> alloc::string::String {
     s
 }
 
-/// GDAL_NODATA's text as GDAL reads it (`CPLAtofM`): the longest number `strtod` reads after
-/// leading blanks (decimal, hexadecimal, `nan`, `inf`, `infinity` in any case, signed), or
-/// Windows' `1.#INF`, `-1.#INF`, `1.#QNAN`, `-1.#IND`; the rest ignored. `None`: no number.
+/// GDAL_NODATA's text as GDAL 3.10 reads it (`CPLAtofM`, measured): the longest decimal number
+/// after leading blanks (`nan`, `inf`, `infinity` in any case, signed; Windows' `1.#INF`,
+/// `1.#QNAN`, `-1.#IND`), the rest ignored; no hexadecimal (`0x1A` is 0), and text with no
+/// number is 0. `None`: empty (GDAL then has no nodata).
 pub fn parse_c_double(text: &str) -> Option<f64> {
+    if text.is_empty() {
+        return None;
+    }
     let t = text.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
     let (neg, body) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -175,9 +179,6 @@ pub fn parse_c_double(text: &str) -> Option<f64> {
     if lower.starts_with("1.#qnan") || lower.starts_with("1.#snan") || lower.starts_with("1.#ind") || lower.starts_with("nan") {
         return Some(f64::NAN);
     }
-    if lower.starts_with("0x") {
-        return hexadecimal(&body[2..]).map(sign);
-    }
     let b = body.as_bytes();
     let digits = |from: usize| from + b.get(from..).map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count());
     let int_end = digits(0);
@@ -186,7 +187,7 @@ pub fn parse_c_double(text: &str) -> Option<f64> {
         end = digits(end + 1);
     }
     if end == 0 || (end == 1 && int_end == 0) {
-        return None;
+        return Some(0.0);
     }
     if matches!(b.get(end), Some(b'e' | b'E')) {
         let s = end + 1 + usize::from(matches!(b.get(end + 1), Some(b'+' | b'-')));
@@ -194,69 +195,25 @@ pub fn parse_c_double(text: &str) -> Option<f64> {
             end = digits(s);
         }
     }
-    body[..end].parse::<f64>().ok().map(sign)
+    Some(sign(body[..end].parse::<f64>().unwrap_or(0.0)))
 }
 
-/// `strtod`'s hexadecimal number after `0x`: digits, a fraction, a binary exponent `p…`.
-fn hexadecimal(t: &str) -> Option<f64> {
-    let mut v = 0f64;
-    let mut scale = 0i32;
-    let (mut any, mut point) = (false, false);
-    let mut rest = t;
-    for (k, c) in t.char_indices() {
-        match (c, c.to_digit(16)) {
-            ('.', _) if !point => point = true,
-            (_, Some(d)) => {
-                v = v * 16.0 + f64::from(d);
-                scale -= if point { 4 } else { 0 };
-                any = true;
-            }
-            _ => {
-                rest = &t[k..];
-                break;
-            }
-        }
-        rest = &t[k + c.len_utf8()..];
-    }
-    if !any {
-        return None;
-    }
-    if let Some(e) = rest.strip_prefix(['p', 'P']) {
-        let n = e.len() - e.trim_start_matches(['+', '-']).len();
-        let d = e[n..].bytes().take_while(u8::is_ascii_digit).count();
-        if n <= 1 && d > 0 {
-            scale = scale.saturating_add(e[..n + d].parse::<i32>().unwrap_or(i32::MAX).clamp(-2000, 2000));
-        }
-    }
-    Some(scaled(v, scale))
-}
-
-/// `v` · 2^`e`.
-fn scaled(mut v: f64, mut e: i32) -> f64 {
-    while e > 0 {
-        let k = e.min(1000);
-        v *= f64::from_bits(((k + 1023) as u64) << 52);
-        e -= k;
-    }
-    while e < 0 {
-        let k = e.max(-1000);
-        v *= f64::from_bits(((k + 1023) as u64) << 52);
-        e -= k;
-    }
-    v
-}
-
-/// `x` rounded to float16 (to nearest, ties to even), `None` when it rounds past 65504.
-pub fn to_f16(x: f64) -> Option<f64> {
+/// `x` rounded to float16 (to nearest, ties to even; past 65504 an infinity, as IEEE rounds).
+pub fn to_f16(x: f64) -> f64 {
     if !x.is_finite() || x == 0.0 {
-        return Some(x);
+        return x;
     }
     let e = ((x.to_bits() >> 52) & 0x7ff) as i32 - 1023;
     // The spacing of float16 values near x: 2^(e-10), subnormals' 2^-24 below 2^-14.
     let q = f64::from_bits(((e.max(-14) - 10 + 1023) as u64) << 52);
     const MAGIC: f64 = 4503599627370496.0; // 2^52: adding it rounds to an integer, ties to even
     let r = ((x.abs() / q + MAGIC) - MAGIC) * q;
-    (r <= 65504.0).then_some(if x < 0.0 { -r } else { r })
+    let r = if r > 65504.0 { f64::INFINITY } else { r };
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
 }
 
 #[cfg(test)]
@@ -291,7 +248,7 @@ mod float_tests {
 #[cfg(test)]
 mod nodata_tests {
     use super::{parse_c_double, to_f16, write_f64};
-    use crate::image::fill_value;
+    use crate::image::{as_sample, fill_value};
 
     #[test]
     fn gdal_nodata_spellings() {
@@ -300,8 +257,7 @@ mod nodata_tests {
         assert_eq!(p("-9999\0"), Some(-9999.0));
         assert_eq!(p("1e+38"), Some(1e38));
         assert_eq!(p("-3.4028234663852886e+38"), Some(-3.4028234663852886e38));
-        assert_eq!(p("0x1A"), Some(26.0));
-        assert_eq!(p("-0x1.8p1"), Some(-3.0));
+        assert_eq!(p("0x1A"), Some(0.0)); // as GDAL: no hexadecimal
         assert_eq!(p("12abc"), Some(12.0));
         assert_eq!(p(".5"), Some(0.5));
         assert_eq!(p("5."), Some(5.0));
@@ -312,25 +268,30 @@ mod nodata_tests {
         for t in ["nan", "NaN", " NAN", "-nan", "1.#QNAN", "-1.#IND"] {
             assert!(p(t).is_some_and(f64::is_nan), "{t}");
         }
-        for t in ["", " ", "abc", "-", ".", "0x", "e5", "\u{e9}"] {
-            assert_eq!(p(t), None, "{t:?}");
+        // Text with no number is 0 to GDAL (its nodata set); only empty text is none.
+        for t in [" ", "abc", "-", ".", "e5", "\u{e9}"] {
+            assert_eq!(p(t), Some(0.0), "{t:?}");
         }
+        assert_eq!(p(""), None);
     }
 
     #[test]
     fn nodata_rounded_to_the_sample_type() {
-        let f = |dtype: &str, t: &str| fill_value(dtype, parse_c_double(t).unwrap(), t);
+        let f = |dtype: &str, t: &str| fill_value(dtype, as_sample(dtype, parse_c_double(t).unwrap()), t);
         let s = |x: &str| Some(alloc::string::String::from(x));
         assert_eq!(f("float32", "-3.4028234663852886e+38"), s("-3.4028234663852886e38"));
         assert_eq!(f("float32", "3.4028235e38"), s("3.4028234663852886e38"));
         assert_eq!(f("float32", "0.1"), s("0.10000000149011612"));
-        assert_eq!(f("float32", "1e40"), None);
+        // GDAL rounds a float32 nodata to float32, past its range to an infinity.
+        assert_eq!(f("float32", "1e40"), s("\"Infinity\""));
+        assert_eq!(f("float32", "-1e39"), s("\"-Infinity\""));
+        assert_eq!(f("float32", "1e-50"), s("0"));
         assert_eq!(f("float32", "nan"), s("\"NaN\""));
         assert_eq!(f("float32", "-inf"), s("\"-Infinity\""));
         assert_eq!(f("float64", "1e300"), s("1e300"));
         assert_eq!(f("float16", "65504"), s("65504"));
         assert_eq!(f("float16", "0.1"), s("0.0999755859375"));
-        assert_eq!(f("float16", "70000"), None);
+        assert_eq!(f("float16", "70000"), s("\"Infinity\""));
         assert_eq!(f("uint8", "255"), s("255"));
         assert_eq!(f("uint8", "300"), None);
         assert_eq!(f("uint8", "nan"), None);
@@ -345,12 +306,12 @@ mod nodata_tests {
 
     #[test]
     fn float16_rounding_and_large_floats() {
-        assert_eq!(to_f16(1.0 + 1.0 / 2048.0), Some(1.0)); // a tie, to even
-        assert_eq!(to_f16(1.0 + 3.0 / 2048.0), Some(1.0 + 2.0 / 1024.0));
-        assert_eq!(to_f16(65519.0), Some(65504.0));
-        assert_eq!(to_f16(65520.0), None);
-        assert_eq!(to_f16(-1e-8), Some(0.0)); // under half the smallest subnormal (2^-24)
-        assert_eq!(to_f16(3e-8), Some(2f64.powi(-25) * 2.0));
+        assert_eq!(to_f16(1.0 + 1.0 / 2048.0), 1.0); // a tie, to even
+        assert_eq!(to_f16(1.0 + 3.0 / 2048.0), 1.0 + 2.0 / 1024.0);
+        assert_eq!(to_f16(65519.0), 65504.0);
+        assert_eq!(to_f16(-65520.0), f64::NEG_INFINITY);
+        assert_eq!(to_f16(-1e-8), 0.0); // under half the smallest subnormal (2^-24)
+        assert_eq!(to_f16(3e-8), 2f64.powi(-25) * 2.0);
         let mut s = alloc::string::String::new();
         assert!(write_f64(&mut s, f64::MAX));
         assert_eq!(s, "1.7976931348623157e308");

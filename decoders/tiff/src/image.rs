@@ -129,9 +129,19 @@ fn number(x: f64) -> String {
     s
 }
 
-/// GDAL_NODATA (`x`, read from `text`) as a fill value of `dtype` (JSON): a float rounded to
-/// it, an integer it holds; `None` when it holds no such value (300 or NaN for uint8, -1 for
-/// uint16, 1e40 for float32), as GDAL then masks no pixel.
+/// GDAL_NODATA `x` as GDAL holds it for samples of `dtype`: a float32 rounded to float32 (past
+/// its range an infinity), a float16 to float16; others as written.
+pub fn as_sample(dtype: &str, x: f64) -> f64 {
+    match dtype {
+        "float32" => f64::from(x as f32),
+        "float16" => crate::float::to_f16(x),
+        _ => x,
+    }
+}
+
+/// GDAL_NODATA (`x`, already [`as_sample`], read from `text`) as a fill value of `dtype`
+/// (JSON): floats as they are, an integer the type holds; `None` when it holds no such value
+/// (300, 1.5 or NaN for uint8, -1 for uint16): no pixel is nodata then, to GDAL either.
 pub fn fill_value(dtype: &str, x: f64, text: &str) -> Option<String> {
     let int = |lo: i128, hi: i128| {
         // 64-bit integers past 2^53 only as written: digits, signed.
@@ -141,10 +151,7 @@ pub fn fill_value(dtype: &str, x: f64, text: &str) -> Option<String> {
         (lo..=hi).contains(&n).then(|| format!("{n}"))
     };
     match dtype {
-        "float64" => Some(number(x)),
-        // Rounded to nearest: ArcGIS' -3.4028234663852886e+38 is float32's lowest.
-        "float32" => Some(x as f32).filter(|r| r.is_finite() || !x.is_finite()).map(|r| number(f64::from(r))),
-        "float16" => crate::float::to_f16(x).map(number),
+        "float64" | "float32" | "float16" => Some(number(x)),
         "uint8" => int(0, 255),
         "int8" => int(-128, 127),
         "uint16" => int(0, 65535),
@@ -195,7 +202,7 @@ impl Desc {
         let row = if planar { tw } else { tw * samples };
         let codecs = codecs(index, v, (samples, planar, row), (dtype, bits[0]))?;
         let nodata_text = v.text(GDAL_NODATA);
-        let nodata = nodata_text.as_deref().and_then(crate::float::parse_c_double);
+        let nodata = nodata_text.as_deref().and_then(crate::float::parse_c_double).map(|x| as_sample(dtype, x));
         let fill = nodata.zip(nodata_text.as_deref()).and_then(|(x, t)| fill_value(dtype, x, t));
         let mut attributes = String::new();
         self::attributes(&mut attributes, index, v, (nodata, samples));
@@ -347,6 +354,7 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
             c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{conf}}}"));
             c.push(bytes);
         }
+        3 if !dtype.starts_with("float") => return Err(unsupported(index, format!("Predictor 3 of {dtype} samples"))),
         3 => c.push(format!("{{\"name\":\"imagecodecs_floatpred\",\"configuration\":{{\"axis\":{x_axis}}}}}")),
         p => return Err(unsupported(index, format!("Predictor {p}"))),
     }
