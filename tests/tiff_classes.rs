@@ -65,7 +65,7 @@ fn jpeg_of_rgb_and_rgba_is_gdals() {
 /// image's rows, for every compression, as GDAL reads it.
 #[test]
 fn a_long_last_strip_is_cropped() {
-    class(&["tf_longstrip_"], 6);
+    class(&["tf_longstrip_", "gd_longstrip_"], 7);
 }
 
 /// GDAL_NODATA as GDAL reads it: the fill value (checked by `class`) and the `nodata`

@@ -1,6 +1,7 @@
 //! Neuroglancer precomputed `jpeg` chunks and TIFF's JPEG tiles: `decode(jpeg, [voxels,
-//! channels, _, raw])` → the image's 8-bit samples in order (`channels` interleaved), checked to
-//! hold exactly `voxels` pixels of `channels` components. YCbCr is given as RGB unless `raw` is
+//! channels, _, raw, width, rows])` → the image's 8-bit samples in order (`channels`
+//! interleaved), checked to hold exactly `voxels` pixels of `channels` components (a TIFF strip:
+//! `width` wide and up to `rows` high, cropped to `voxels`). YCbCr is given as RGB unless `raw` is
 //! 1: then the components as stored, with no colour transform (a TIFF whose photometric is not
 //! YCbCr, as libtiff reads it, whatever the stream's Adobe marker or component ids say).
 #![forbid(unsafe_code)]
@@ -11,6 +12,12 @@ abi::export_decoder!(decode);
 
 pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let (voxels, channels) = (count(args, 0, "voxels")?, count(args, 1, "channels")?);
+    // A TIFF strip (`[…, raw, width, rows]`): its image may hold more rows than the chunk, up to
+    // `rows` (RowsPerStrip); those past the chunk are dropped, as libtiff reads a last strip.
+    let strip = match (args.get(4), args.get(5)) {
+        (Some(_), Some(_)) => Some((count(args, 4, "width")?, count(args, 5, "rows")?)),
+        _ => None,
+    };
     let out = if channels == 1 { zc::colorspace::ColorSpace::Luma } else { zc::colorspace::ColorSpace::RGB };
     // JPEG caps both sides at 2^16; the pixel count is checked against the chunk below.
     let opts = zc::options::DecoderOptions::default()
@@ -27,14 +34,22 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let info = d.info().ok_or_else(|| Failure::corrupt("no image header"))?;
     let comps = d.input_colorspace().map_or(0, |c| c.num_components());
     let (w, h) = (u64::from(info.width), u64::from(info.height));
-    if w.checked_mul(h) != Some(voxels) || comps as u64 != channels {
+    let fits = match strip {
+        Some((width, rows)) => w == width && h <= rows && w.checked_mul(h).is_some_and(|n| n >= voxels),
+        None => w.checked_mul(h) == Some(voxels),
+    };
+    if !fits || comps as u64 != channels {
         return Err(Failure::corrupt(format!(
             "a {w}x{h} image with {comps} components does not hold {voxels} voxels of {channels} channels"
         )));
     }
-    let px = d.decode().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
-    if px.len() as u64 != voxels * channels {
-        return Err(Failure::corrupt(format!("decoded {} samples, expected {}", px.len(), voxels * channels)));
+    let mut px = d.decode().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
+    let want = voxels * channels;
+    if strip.is_some() && px.len() as u64 == w * h * channels {
+        px.truncate(want as usize);
+    }
+    if px.len() as u64 != want {
+        return Err(Failure::corrupt(format!("decoded {} samples, expected {want}", px.len())));
     }
     Ok(px)
 }

@@ -334,7 +334,12 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         }
         let mut tables = String::new();
         json::base64(&mut tables, v.raw(JPEG_TABLES).unwrap_or_default());
-        let conf = format!("{{\"tables\":{tables},\"samples\":{s},\"raw\":{}}}", !ycbcr);
+        // Strips: a last one stored past the image's rows is cropped (libtiff reads only those).
+        let height = v.int(IMAGE_LENGTH).unwrap_or(0);
+        let th = v.int(ROWS_PER_STRIP).unwrap_or(height).min(height);
+        let strips = v.int(TILE_WIDTH).is_none() || v.int(TILE_LENGTH).is_none();
+        let rows = if strips && th > 0 && height % th != 0 { format!(",\"rows\":{th}") } else { String::new() };
+        let conf = format!("{{\"tables\":{tables},\"samples\":{s},\"raw\":{}{rows}}}", !ycbcr);
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));
     }

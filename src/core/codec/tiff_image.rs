@@ -2,7 +2,8 @@
 //! module: `imagecodecs_jpeg` (compression 7: an abbreviated JPEG stream whose tables are the
 //! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit YCbCr
 //! as GDAL writes it given as RGB, or with `"raw": true` the components as stored, no colour
-//! transform, as libtiff reads a photometric other than YCbCr), `imagecodecs_webp` (50001: RGB or RGBA),
+//! transform, as libtiff reads a photometric other than YCbCr; `"rows"`: strips' RowsPerStrip,
+//! a last strip's image up to that high cropped to the chunk), `imagecodecs_webp` (50001: RGB or RGBA),
 //! `imagecodecs_jpegxl` (50002: 8- or 16-bit) and `imagecodecs_lerc` (34887: any sample type;
 //! GDAL's deflate or zstd around it are codecs of their own). Array→bytes codecs: the tile's
 //! pixels with their samples interleaved.
@@ -23,6 +24,8 @@ pub struct TiffImage {
     samples: u64,
     /// JPEG: the components as stored (no YCbCr → RGB).
     raw: bool,
+    /// JPEG strips: RowsPerStrip, when the last strip may be stored past the image's rows.
+    rows: Option<u64>,
 }
 
 impl TiffImage {
@@ -39,7 +42,8 @@ impl TiffImage {
         };
         let samples = conf.get("samples").and_then(Value::as_u64).unwrap_or(1).max(1);
         let raw = conf.get("raw").and_then(Value::as_bool).unwrap_or(false);
-        Ok(TiffImage { name, decoder, tables, samples, raw })
+        let rows = conf.get("rows").and_then(Value::as_u64);
+        Ok(TiffImage { name, decoder, tables, samples, raw, rows })
     }
 }
 
@@ -75,10 +79,15 @@ impl Codec for TiffImage {
         } else {
             &data.bytes
         };
-        let args = match decoder {
-            "lerc" => [values as f64, size as f64, float, 0.0],
-            _ => [pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))],
+        let mut args = match decoder {
+            "lerc" => alloc::vec![values as f64, size as f64, float],
+            _ => alloc::vec![pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))],
         };
+        // x: the last axis, or the one before the samples.
+        let x = ctx.shape.len().checked_sub(if self.samples > 1 { 2 } else { 1 });
+        if let (Some(rows), Some(&width)) = (self.rows, x.and_then(|x| ctx.shape.get(x))) {
+            args.extend([width as f64, rows as f64]);
+        }
         let px = external::run(ctx.decoders, decoder, stream, &args)?;
         let px = super::check_len(self.name, px, values * size)?;
         Ok(Decoded::elements(px, c_strides(ctx.shape)))
