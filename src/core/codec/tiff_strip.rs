@@ -47,22 +47,28 @@ mod tests {
     use crate::core::metadata::{DataType, Named};
 
     fn chain(v: crate::core::json::Value) -> Chain {
-        let list: alloc::vec::Vec<Named> = v.as_array().unwrap().iter().map(|c| Named::parse(c, "codec").unwrap()).collect();
+        let list: alloc::vec::Vec<Named> =
+            v.as_array().unwrap().iter().map(|c| Named::parse(c, "codec").unwrap()).collect();
         Chain::parse(&list, 2, DataType::UInt16).unwrap()
     }
 
     #[test]
     fn a_long_strip_is_cropped_a_short_one_refused() {
         // A strip of 3 rows of 2 uint16 stored for a chunk of the 2 rows the image has left.
-        let c = chain(json!([{"name":"bytes","configuration":{"endian":"little"}},{"name":"tiff_strip","configuration":{"bytes":12}}]));
+        let c = chain(
+            json!([{"name":"bytes","configuration":{"endian":"little"}},{"name":"tiff_strip","configuration":{"bytes":12}}]),
+        );
         let long: alloc::vec::Vec<u8> = (1..=12).collect();
         assert_eq!(c.decode(long, &[2, 2], None).unwrap().bytes, (1..=8).collect::<alloc::vec::Vec<u8>>());
         let e = c.decode(alloc::vec![0; 6], &[2, 2], None).unwrap_err();
         assert_eq!(e.code, ErrorCode::CorruptChunk);
         assert!(e.message.contains("6 bytes, expected 8"), "{}", e.message);
         // The compression before it may give the whole strip (zlib's limit is the strip's size).
-        let c = chain(json!([{"name":"bytes"},{"name":"tiff_strip","configuration":{"bytes":12}},{"name":"numcodecs.zlib"}]));
-        let z = [0x78, 0x01, 0x01, 0x0c, 0x00, 0xf3, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x01, 0x78, 0x00, 0x4f];
+        let c = chain(
+            json!([{"name":"bytes"},{"name":"tiff_strip","configuration":{"bytes":12}},{"name":"numcodecs.zlib"}]),
+        );
+        let z =
+            [0x78, 0x01, 0x01, 0x0c, 0x00, 0xf3, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0x01, 0x78, 0x00, 0x4f];
         assert_eq!(c.decode(z.to_vec(), &[2, 2], None).unwrap().bytes, (1..=8).collect::<alloc::vec::Vec<u8>>());
         // Without it, the same stream is refused: Zarr's chunks are not cropped.
         let c = chain(json!([{"name":"bytes"},{"name":"numcodecs.zlib"}]));
