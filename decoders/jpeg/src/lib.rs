@@ -1,7 +1,7 @@
 //! Neuroglancer precomputed `jpeg` chunks and TIFF's JPEG tiles: `decode(jpeg, [voxels,
 //! channels, _, raw, width, rows])` → the image's 8-bit samples in order (`channels`
-//! interleaved), checked to hold exactly `voxels` pixels of `channels` components (a TIFF strip:
-//! `width` wide and up to `rows` high, cropped to `voxels`). YCbCr is given as RGB unless `raw` is
+//! interleaved), checked to hold exactly `voxels` pixels of `channels` components (a TIFF strip,
+//! `rows` > 0: `width` wide and up to `rows` high, cropped to `voxels`). YCbCr is given as RGB unless `raw` is
 //! 1: then the components as stored, with no colour transform (a TIFF whose photometric is not
 //! YCbCr, as libtiff reads it, whatever the stream's Adobe marker or component ids say).
 #![forbid(unsafe_code)]
@@ -14,8 +14,8 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let (voxels, channels) = (count(args, 0, "voxels")?, count(args, 1, "channels")?);
     // A TIFF strip (`[…, raw, width, rows]`): its image may hold more rows than the chunk, up to
     // `rows` (RowsPerStrip); those past the chunk are dropped, as libtiff reads a last strip.
-    let strip = match (args.get(4), args.get(5)) {
-        (Some(_), Some(_)) => Some((count(args, 4, "width")?, count(args, 5, "rows")?)),
+    let strip = match count(args, 5, "rows") {
+        Ok(rows) if rows > 0 => Some((count(args, 4, "width")?, rows)),
         _ => None,
     };
     let out = if channels == 1 { zc::colorspace::ColorSpace::Luma } else { zc::colorspace::ColorSpace::RGB };

@@ -20,12 +20,13 @@ fn axis(conf: &Map, ndim: usize, name: &str) -> Result<usize> {
     usize::try_from(k).ok().filter(|&k| k < ndim).ok_or_else(|| invalid(alloc::format!("{name}: axis {a} of {ndim}")))
 }
 
-/// (rows, samples per row, row stride) of `shape` when differencing along `axis`: the axes
-/// after it are samples of one pixel.
-fn rows(shape: &[u64], axis: usize) -> Result<(usize, usize)> {
+/// (rows, samples per row, samples per pixel) of `shape` when differencing along `axis`: the
+/// axes after it are samples of one pixel.
+fn rows(shape: &[u64], axis: usize) -> Result<(usize, usize, usize)> {
     let row = checked_bytes(&shape[axis..], 1)?;
     let all = checked_bytes(shape, 1)?;
-    Ok((all / row.max(1), row))
+    let pixel = row / shape.get(axis).map_or(1, |&n| n.max(1) as usize);
+    Ok((all / row.max(1), row, pixel.max(1)))
 }
 
 #[derive(Debug)]
@@ -56,9 +57,8 @@ impl Codec for HorizontalDelta {
         if data.strides != c_strides(ctx.shape) {
             return Err(corrupt_in("imagecodecs_delta", "elements not in C order"));
         }
-        let (nrows, row) = rows(ctx.shape, self.axis)?;
         // Within a row, sample k follows sample k - `pixel` (the same channel of the pixel before).
-        let pixel = checked_bytes(&ctx.shape[self.axis + 1..], 1)?;
+        let (nrows, row, pixel) = rows(ctx.shape, self.axis)?;
         let size = ctx.dtype.size();
         if data.bytes.len() != nrows * row * size {
             return Err(corrupt_in("imagecodecs_delta", "a chunk of another size"));
@@ -113,15 +113,14 @@ impl Codec for FloatPredictor {
         if !matches!(ctx.dtype, DataType::Float16 | DataType::Float32 | DataType::Float64) {
             return Err(invalid(alloc::format!("imagecodecs_floatpred of {}", ctx.dtype.name())));
         }
-        let (nrows, row) = rows(ctx.shape, self.axis)?;
+        // Bytes are differenced from the one a pixel (its samples, the axes after x) before.
+        let (nrows, row, pixel) = rows(ctx.shape, self.axis)?;
         let mut src = data.bytes;
         if src.len() != checked_bytes(ctx.shape, size as u64)? {
             return Err(corrupt_in("imagecodecs_floatpred", "a chunk of another size"));
         }
         let mut out: Vec<u8> = crate::core::error::zeroed(src.len())?;
         let width = row * size;
-        // Bytes are differenced from the one a pixel (its samples, the axes after x) before.
-        let pixel = checked_bytes(&ctx.shape[self.axis + 1..], 1)?.max(1);
         for r in 0..nrows {
             let plane = &mut src[r * width..(r + 1) * width];
             for k in pixel..width {

@@ -79,16 +79,17 @@ impl Codec for TiffImage {
         } else {
             &data.bytes
         };
-        let mut args = match decoder {
-            "lerc" => alloc::vec![values as f64, size as f64, float],
-            _ => alloc::vec![pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))],
-        };
         // x: the last axis, or the one before the samples.
         let x = ctx.shape.len().checked_sub(if self.samples > 1 { 2 } else { 1 });
-        if let (Some(rows), Some(&width)) = (self.rows, x.and_then(|x| ctx.shape.get(x))) {
-            args.extend([width as f64, rows as f64]);
-        }
-        let px = external::run(ctx.decoders, decoder, stream, &args)?;
+        let width = x.and_then(|x| ctx.shape.get(x)).copied().unwrap_or(0) as f64;
+        let (args, n) = match (decoder, self.rows) {
+            ("lerc", _) => ([values as f64, size as f64, float, 0.0, 0.0, 0.0], 3),
+            (_, rows) => {
+                let head = [pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))];
+                ([head[0], head[1], head[2], head[3], width, rows.unwrap_or(0) as f64], if rows.is_some() { 6 } else { 4 })
+            }
+        };
+        let px = external::run(ctx.decoders, decoder, stream, &args[..n])?;
         let px = super::check_len(self.name, px, values * size)?;
         Ok(Decoded::elements(px, c_strides(ctx.shape)))
     }

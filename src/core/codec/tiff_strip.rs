@@ -4,7 +4,7 @@
 //! strip that decodes short stays an error (libtiff's too). Configuration `bytes`: a whole
 //! strip's size, what the compression before it may decode to.
 use super::{Codec, Ctx, Decoded, Kind};
-use crate::core::error::{invalid, Result, MAX_ALLOC};
+use crate::core::error::{Result, MAX_ALLOC};
 use crate::core::json::{Map, Value};
 
 #[derive(Debug)]
@@ -13,9 +13,10 @@ pub struct TiffStrip {
 }
 
 impl TiffStrip {
-    pub fn parse(conf: &Map) -> Result<TiffStrip> {
-        let bytes = conf.get("bytes").and_then(Value::as_u64).ok_or_else(|| invalid("tiff_strip: no bytes"))?;
-        Ok(TiffStrip { bytes: bytes.min(MAX_ALLOC as u64) as usize })
+    pub fn parse(conf: &Map) -> TiffStrip {
+        // Without `bytes` it only crops (the compression's limit stays the chunk's size).
+        let bytes = conf.get("bytes").and_then(Value::as_u64).unwrap_or(0);
+        TiffStrip { bytes: bytes.min(MAX_ALLOC as u64) as usize }
     }
 }
 
