@@ -1,9 +1,10 @@
 //! Neuroglancer precomputed `jpeg` chunks and TIFF's JPEG tiles: `decode(jpeg, [voxels,
-//! channels, _, raw, width, rows])` → the image's 8-bit samples in order (`channels`
+//! channels, width, rows · 2 + raw])` → the image's 8-bit samples in order (`channels`
 //! interleaved), checked to hold exactly `voxels` pixels of `channels` components (a TIFF strip,
-//! `rows` > 0: `width` wide and up to `rows` high, cropped to `voxels`). YCbCr is given as RGB unless `raw` is
-//! 1: then the components as stored, with no colour transform (a TIFF whose photometric is not
-//! YCbCr, as libtiff reads it, whatever the stream's Adobe marker or component ids say).
+//! `rows` > 0: `width` wide and up to `rows` high, cropped to `voxels`). YCbCr is given as RGB
+//! unless `raw` is 1: then the components as stored, with no colour transform (a TIFF whose
+//! photometric is not YCbCr, as libtiff reads it, whatever the stream's Adobe marker or
+//! component ids say).
 #![forbid(unsafe_code)]
 use abi::{count, Failure};
 use zune_core as zc;
@@ -14,10 +15,10 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
     let (voxels, channels) = (count(args, 0, "voxels")?, count(args, 1, "channels")?);
     // A TIFF strip (`[…, raw, width, rows]`): its image may hold more rows than the chunk, up to
     // `rows` (RowsPerStrip); those past the chunk are dropped, as libtiff reads a last strip.
-    let strip = match count(args, 5, "rows") {
-        Ok(rows) if rows > 0 => Some((count(args, 4, "width")?, rows)),
-        _ => None,
-    };
+    // (Four numbers at most.) `flags`: rows · 2 + raw.
+    let flags = count(args, 3, "flags").unwrap_or(0);
+    let (raw, rows) = (flags % 2 == 1, flags / 2);
+    let strip = if rows > 0 { Some((count(args, 2, "width")?, rows)) } else { None };
     let out = if channels == 1 { zc::colorspace::ColorSpace::Luma } else { zc::colorspace::ColorSpace::RGB };
     // JPEG caps both sides at 2^16; the pixel count is checked against the chunk below.
     let opts = zc::options::DecoderOptions::default()
@@ -26,7 +27,7 @@ pub fn decode(data: &[u8], args: &[f64]) -> Result<Vec<u8>, Failure> {
         .jpeg_set_out_colorspace(out);
     let mut d = zune_jpeg::JpegDecoder::new_with_options(zc::bytestream::ZCursor::new(data), opts);
     d.decode_headers().map_err(|e| Failure::corrupt(format!("{e:?}")))?;
-    if args.get(3) == Some(&1.0) {
+    if raw {
         // Out as in: zune-jpeg then copies the components.
         let stored = d.input_colorspace().unwrap_or(zc::colorspace::ColorSpace::Luma);
         d.set_options(d.options().jpeg_set_out_colorspace(stored));

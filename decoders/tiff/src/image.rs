@@ -144,11 +144,13 @@ pub fn as_sample(dtype: &str, x: f64) -> f64 {
 /// (300, 1.5 or NaN for uint8, -1 for uint16): no pixel is nodata then, to GDAL either.
 pub fn fill_value(dtype: &str, x: f64, text: &str) -> Option<String> {
     let int = |lo: i128, hi: i128| {
-        // 64-bit integers past 2^53 only as written: digits, signed.
+        // 64-bit integers past 2^53 only as written: digits, signed (no i128 parsing or
+        // printing: their code would double this module's number handling).
         let t = text.trim();
-        let exact = t.strip_prefix('+').unwrap_or(t).parse::<i128>().ok();
-        let n = exact.or_else(|| (x.abs() < 9.0e15 && x as i128 as f64 == x).then_some(x as i128))?;
-        (lo..=hi).contains(&n).then(|| format!("{n}"))
+        let t = t.strip_prefix('+').unwrap_or(t);
+        let exact = t.parse::<i64>().map(i128::from).ok().or_else(|| t.parse::<u64>().ok().map(i128::from));
+        let n = exact.or_else(|| (x.abs() < 9.0e15 && x as i64 as f64 == x).then_some(i128::from(x as i64)))?;
+        (lo..=hi).contains(&n).then(|| if n < 0 { format!("{}", n as i64) } else { format!("{}", n as u64) })
     };
     match dtype {
         "float64" | "float32" | "float16" => Some(number(x)),
@@ -338,7 +340,8 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         let height = v.int(IMAGE_LENGTH).unwrap_or(0);
         let th = v.int(ROWS_PER_STRIP).unwrap_or(height).min(height);
         let strips = v.int(TILE_WIDTH).is_none() || v.int(TILE_LENGTH).is_none();
-        let rows = if strips && th > 0 && height % th != 0 { format!(",\"rows\":{th}") } else { String::new() };
+        let width = v.int(IMAGE_WIDTH).unwrap_or(0);
+        let rows = if strips && th > 0 && height % th != 0 { format!(",\"width\":{width},\"rows\":{th}") } else { String::new() };
         let conf = format!("{{\"tables\":{tables},\"samples\":{s},\"raw\":{}{rows}}}", !ycbcr);
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));

@@ -2,8 +2,8 @@
 //! module: `imagecodecs_jpeg` (compression 7: an abbreviated JPEG stream whose tables are the
 //! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit YCbCr
 //! as GDAL writes it given as RGB, or with `"raw": true` the components as stored, no colour
-//! transform, as libtiff reads a photometric other than YCbCr; `"rows"`: strips' RowsPerStrip,
-//! a last strip's image up to that high cropped to the chunk), `imagecodecs_webp` (50001: RGB or RGBA),
+//! transform, as libtiff reads a photometric other than YCbCr; `"width"` and `"rows"`: strips'
+//! width and RowsPerStrip, a last strip's image up to that high cropped to the chunk), `imagecodecs_webp` (50001: RGB or RGBA),
 //! `imagecodecs_jpegxl` (50002: 8- or 16-bit) and `imagecodecs_lerc` (34887: any sample type;
 //! GDAL's deflate or zstd around it are codecs of their own). Array→bytes codecs: the tile's
 //! pixels with their samples interleaved.
@@ -22,10 +22,11 @@ pub struct TiffImage {
     tables: Vec<u8>,
     /// Samples per pixel (the tile's last axis when more than one).
     samples: u64,
-    /// JPEG: the components as stored (no YCbCr → RGB).
-    raw: bool,
-    /// JPEG strips: RowsPerStrip, when the last strip may be stored past the image's rows.
-    rows: Option<u64>,
+    /// JPEG: the components as stored (no YCbCr → RGB): 1, else 0.
+    raw: u64,
+    /// JPEG strips: their width and RowsPerStrip, when the last may be stored past the image's
+    /// rows (else 0).
+    strip: [u64; 2],
 }
 
 impl TiffImage {
@@ -41,9 +42,9 @@ impl TiffImage {
             None => Vec::new(),
         };
         let samples = conf.get("samples").and_then(Value::as_u64).unwrap_or(1).max(1);
-        let raw = conf.get("raw").and_then(Value::as_bool).unwrap_or(false);
-        let rows = conf.get("rows").and_then(Value::as_u64);
-        Ok(TiffImage { name, decoder, tables, samples, raw, rows })
+        let raw = u64::from(conf.get("raw").and_then(Value::as_bool).unwrap_or(false));
+        let get = |k| conf.get(k).and_then(Value::as_u64).unwrap_or(0).min(1 << 40);
+        Ok(TiffImage { name, decoder, tables, samples, raw, strip: [get("width"), get("rows")] })
     }
 }
 
@@ -79,17 +80,15 @@ impl Codec for TiffImage {
         } else {
             &data.bytes
         };
-        // x: the last axis, or the one before the samples.
-        let x = ctx.shape.len().checked_sub(if self.samples > 1 { 2 } else { 1 });
-        let width = x.and_then(|x| ctx.shape.get(x)).copied().unwrap_or(0) as f64;
-        let (args, n) = match (decoder, self.rows) {
-            ("lerc", _) => ([values as f64, size as f64, float, 0.0, 0.0, 0.0], 3),
-            (_, rows) => {
-                let head = [pixels as f64, self.samples as f64, size as f64, f64::from(u8::from(self.raw))];
-                ([head[0], head[1], head[2], head[3], width, rows.unwrap_or(0) as f64], if rows.is_some() { 6 } else { 4 })
-            }
+        // (A decoder module takes four numbers.) JPEG (8-bit: no size): a strip's width, and
+        // its RowsPerStrip and `raw` as one number.
+        let [width, rows] = self.strip;
+        let args = match decoder {
+            "lerc" => [values as f64, size as f64, float, 0.0],
+            "jpeg" => [pixels as f64, self.samples as f64, width as f64, (rows * 2 + self.raw) as f64],
+            _ => [pixels as f64, self.samples as f64, size as f64, 0.0],
         };
-        let px = external::run(ctx.decoders, decoder, stream, &args[..n])?;
+        let px = external::run(ctx.decoders, decoder, stream, &args)?;
         let px = super::check_len(self.name, px, values * size)?;
         Ok(Decoded::elements(px, c_strides(ctx.shape)))
     }
