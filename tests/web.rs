@@ -136,6 +136,7 @@ manifest_tests! {
     fixtures_nested_containers: "manifest-nested.json",
     fixtures_tiff: "manifest-tiff.json",
     fixtures_tiff_fax: "manifest-tiff-fax.json",
+    fixtures_tiff_classes: "manifest-tiff-classes.json",
     fixtures_hdf5: "manifest-hdf5.json",
     fixtures_netcdf3: "manifest-netcdf3.json",
 }

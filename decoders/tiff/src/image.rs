@@ -23,7 +23,9 @@ pub struct Desc {
     pub tiled: bool,
     /// The codecs, as JSON (encoding order).
     pub codecs: String,
-    pub nodata: Option<f64>,
+    /// GDAL_NODATA as the fill value (JSON): rounded to the sample type, `None` when the type
+    /// has no such value (then only the `nodata` attribute holds it, as GDAL reads it).
+    pub fill: Option<String>,
     /// A reduced-resolution image (an overview), or a mask.
     pub subfile: u64,
     /// Chunks along [sample planes, y, x] (planes: 1 unless planar).
@@ -127,6 +129,42 @@ fn number(x: f64) -> String {
     s
 }
 
+/// GDAL_NODATA `x` as GDAL holds it for samples of `dtype`: a float32 rounded to float32 (past
+/// its range an infinity), a float16 to float16; others as written.
+pub fn as_sample(dtype: &str, x: f64) -> f64 {
+    match dtype {
+        "float32" => f64::from(x as f32),
+        "float16" => crate::float::to_f16(x),
+        _ => x,
+    }
+}
+
+/// GDAL_NODATA (`x`, already [`as_sample`], read from `text`) as a fill value of `dtype`
+/// (JSON): floats as they are, an integer the type holds; `None` when it holds no such value
+/// (300, 1.5 or NaN for uint8, -1 for uint16): no pixel is nodata then, to GDAL either.
+pub fn fill_value(dtype: &str, x: f64, text: &str) -> Option<String> {
+    let int = |lo: i128, hi: i128| {
+        // 64-bit integers past 2^53 only as written: digits, signed (no i128 parsing or
+        // printing: their code would double this module's number handling).
+        let t = text.trim();
+        let t = t.strip_prefix('+').unwrap_or(t);
+        let exact = t.parse::<i64>().map(i128::from).ok().or_else(|| t.parse::<u64>().ok().map(i128::from));
+        let n = exact.or_else(|| (x.abs() < 9.0e15 && x as i64 as f64 == x).then_some(i128::from(x as i64)))?;
+        (lo..=hi).contains(&n).then(|| if n < 0 { format!("{}", n as i64) } else { format!("{}", n as u64) })
+    };
+    match dtype {
+        "float64" | "float32" | "float16" => Some(number(x)),
+        "uint8" => int(0, 255),
+        "int8" => int(-128, 127),
+        "uint16" => int(0, 65535),
+        "int16" => int(-32768, 32767),
+        "uint32" => int(0, u32::MAX.into()),
+        "int32" => int(i32::MIN.into(), i32::MAX.into()),
+        "uint64" => int(0, u64::MAX.into()),
+        _ => int(i64::MIN.into(), i64::MAX.into()),
+    }
+}
+
 impl Desc {
     /// Image `index` (directory `v.ifd`) of `file`.
     pub fn new(index: usize, v: &Values) -> Result<Desc, Fail> {
@@ -165,7 +203,9 @@ impl Desc {
         }
         let row = if planar { tw } else { tw * samples };
         let codecs = codecs(index, v, (samples, planar, row), (dtype, bits[0]))?;
-        let nodata = v.text(GDAL_NODATA).and_then(|t| t.trim().parse::<f64>().ok());
+        let nodata_text = v.text(GDAL_NODATA);
+        let nodata = nodata_text.as_deref().and_then(crate::float::parse_c_double).map(|x| as_sample(dtype, x));
+        let fill = nodata.zip(nodata_text.as_deref()).and_then(|(x, t)| fill_value(dtype, x, t));
         let mut attributes = String::new();
         self::attributes(&mut attributes, index, v, (nodata, samples));
         let subfile = v.int(NEW_SUBFILE_TYPE).unwrap_or(0);
@@ -179,7 +219,7 @@ impl Desc {
             tile,
             tiled,
             codecs,
-            nodata,
+            fill,
             subfile,
             chunks,
             attributes,
@@ -235,7 +275,7 @@ impl Desc {
         }
         j.push_str(",\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}}");
         j.push_str(",\"fill_value\":");
-        j.push_str(&number(self.nodata.unwrap_or(0.0)));
+        j.push_str(self.fill.as_deref().unwrap_or("0"));
         j.push_str(",\"codecs\":");
         j.push_str(&self.codecs);
         j.push_str(",\"dimension_names\":[");
@@ -290,15 +330,24 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
         return Ok(format!("[{}]", c.join(",")));
     }
     if compression == 7 {
-        // JPEG: 8-bit grey or YCbCr (given as RGB) tiles, decoded whole; no predictor.
+        // JPEG: 8-bit tiles decoded whole; no predictor. YCbCr (chunky, 3 samples) given as RGB;
+        // any other photometric as the components stored, no colour transform (as libtiff).
         let photometric = v.int(PHOTOMETRIC).unwrap_or(1);
-        if bits != 8 || dtype != "uint8" || !(samples == 1 && photometric <= 1 || samples == 3 && photometric == 6) {
+        let s = if planar { 1 } else { samples };
+        let ycbcr = photometric == 6 && samples == 3 && !planar;
+        if bits != 8 || dtype != "uint8" || !(ycbcr || photometric <= 2 && (1..=4).contains(&s)) {
             let what = format!("Compression 7 (JPEG) of {samples} {dtype} samples, Photometric {photometric}");
             return Err(unsupported(index, what));
         }
         let mut tables = String::new();
         json::base64(&mut tables, v.raw(JPEG_TABLES).unwrap_or_default());
-        let conf = format!("{{\"tables\":{tables},\"samples\":{samples}}}");
+        // Strips: a last one stored past the image's rows is cropped (libtiff reads only those).
+        let height = v.int(IMAGE_LENGTH).unwrap_or(0);
+        let th = v.int(ROWS_PER_STRIP).unwrap_or(height).min(height);
+        let strips = v.int(TILE_WIDTH).is_none() || v.int(TILE_LENGTH).is_none();
+        let width = v.int(IMAGE_WIDTH).unwrap_or(0);
+        let rows = if strips && th > 0 && height % th != 0 { format!(",\"width\":{width},\"rows\":{th}") } else { String::new() };
+        let conf = format!("{{\"tables\":{tables},\"samples\":{s},\"raw\":{}{rows}}}", !ycbcr);
         c.push(format!("{{\"name\":\"imagecodecs_jpeg\",\"configuration\":{conf}}}"));
         return Ok(format!("[{}]", c.join(",")));
     }
@@ -316,11 +365,21 @@ fn codecs(index: usize, v: &Values, (samples, planar, row): (u64, bool, u64), (d
             return Err(unsupported(index, format!("Predictor {p} of {bits}-bit samples")))
         }
         2 => {
-            c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{{\"axis\":{x_axis}}}}}"));
+            // Floats as the integers of their bits (libtiff's horAcc16/32/64).
+            let conf = format!("{{\"axis\":{x_axis},\"integers\":true}}");
+            c.push(format!("{{\"name\":\"imagecodecs_delta\",\"configuration\":{conf}}}"));
             c.push(bytes);
         }
+        3 if !dtype.starts_with("float") => return Err(unsupported(index, format!("Predictor 3 of {dtype} samples"))),
         3 => c.push(format!("{{\"name\":\"imagecodecs_floatpred\",\"configuration\":{{\"axis\":{x_axis}}}}}")),
         p => return Err(unsupported(index, format!("Predictor {p}"))),
+    }
+    // A last strip may be stored at full height, past the image: cropped (libtiff's reading).
+    let height = v.int(IMAGE_LENGTH).unwrap_or(0);
+    let th = v.int(ROWS_PER_STRIP).unwrap_or(height).min(height).max(1);
+    if (v.int(TILE_WIDTH).is_none() || v.int(TILE_LENGTH).is_none()) && height % th != 0 {
+        let strip = th.saturating_mul((row.saturating_mul(bits)).div_ceil(8));
+        c.push(format!("{{\"name\":\"tiff_strip\",\"configuration\":{{\"bytes\":{strip}}}}}"));
     }
     match compression {
         1 => {}

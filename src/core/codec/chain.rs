@@ -80,6 +80,7 @@ fn build(c: &Named, ndim: usize, dtype: DataType) -> Result<Box<dyn Codec>> {
         // TIFF's, under imagecodecs' names.
         "imagecodecs_lzw" => Box::new(super::lzw::Lzw),
         "imagecodecs_packbits" => Box::new(super::tiff_packbits::TiffPackBits),
+        "tiff_strip" => Box::new(super::tiff_strip::TiffStrip::parse(conf)),
         "imagecodecs_packints" => Box::new(super::packints::PackInts::parse(conf)?),
         name @ ("imagecodecs_jpeg" | "imagecodecs_webp" | "imagecodecs_jpegxl" | "imagecodecs_lerc" | "imagecodecs_ccitt") => {
             Box::new(super::tiff_image::TiffImage::parse(name, conf)?)

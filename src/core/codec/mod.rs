@@ -38,6 +38,7 @@ pub mod scale_offset;
 pub mod shuffle;
 pub mod tiff_image;
 pub mod tiff_packbits;
+pub mod tiff_strip;
 pub mod transpose;
 pub mod vlen;
 pub mod zlib;

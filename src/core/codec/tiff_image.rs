@@ -1,7 +1,9 @@
 //! TIFF tiles compressed as whole images, under imagecodecs' names, each decoded by a decoder
 //! module: `imagecodecs_jpeg` (compression 7: an abbreviated JPEG stream whose tables are the
-//! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit grey or
-//! YCbCr as GDAL writes it, given as RGB), `imagecodecs_webp` (50001: RGB or RGBA),
+//! image's `JPEGTables`, configuration `tables` in base64, joined before decoding; 8-bit YCbCr
+//! as GDAL writes it given as RGB, or with `"raw": true` the components as stored, no colour
+//! transform, as libtiff reads a photometric other than YCbCr; `"width"` and `"rows"`: strips'
+//! width and RowsPerStrip, a last strip's image up to that high cropped to the chunk), `imagecodecs_webp` (50001: RGB or RGBA),
 //! `imagecodecs_jpegxl` (50002: 8- or 16-bit) and `imagecodecs_lerc` (34887: any sample type;
 //! GDAL's deflate or zstd around it are codecs of their own), `imagecodecs_ccitt` (compressions
 //! 2, 3, 4: bilevel fax, one byte a pixel; configuration `compression` and `flags` as the `ccitt`
@@ -23,6 +25,11 @@ pub struct TiffImage {
     samples: u64,
     /// Fax: the compression and its flags.
     fax: [f64; 2],
+    /// JPEG: the components as stored (no YCbCr → RGB): 1, else 0.
+    raw: u64,
+    /// JPEG strips: their width and RowsPerStrip, when the last may be stored past the image's
+    /// rows (else 0).
+    strip: [u64; 2],
 }
 
 impl TiffImage {
@@ -40,7 +47,9 @@ impl TiffImage {
         };
         let samples = conf.get("samples").and_then(Value::as_u64).unwrap_or(1).max(1);
         let fax = ["compression", "flags"].map(|k| conf.get(k).and_then(Value::as_u64).unwrap_or(0) as f64);
-        Ok(TiffImage { name, decoder, tables, samples, fax })
+        let raw = u64::from(conf.get("raw").and_then(Value::as_bool).unwrap_or(false));
+        let get = |k| conf.get(k).and_then(Value::as_u64).unwrap_or(0).min(1 << 40);
+        Ok(TiffImage { name, decoder, tables, samples, fax, raw, strip: [get("width"), get("rows")] })
     }
 }
 
@@ -80,9 +89,13 @@ impl Codec for TiffImage {
             [.., y, x] => (*y, *x),
             _ => (0, 0),
         };
+        // (A decoder module takes four numbers.) JPEG (8-bit: no size): a strip's width, and
+        // its RowsPerStrip and `raw` as one number.
+        let [width, rows] = self.strip;
         let args = match decoder {
             "lerc" => [values as f64, size as f64, float, 0.0],
             "ccitt" => [x as f64, y as f64, self.fax[0], self.fax[1]],
+            "jpeg" => [pixels as f64, self.samples as f64, width as f64, (rows * 2 + self.raw) as f64],
             _ => [pixels as f64, self.samples as f64, size as f64, 0.0],
         };
         let px = external::run(ctx.decoders, decoder, stream, &args)?;
