@@ -57,7 +57,7 @@ struct State {
     /// Nodes answered: path → (its `zarr.json`, its children), or `None` (nothing there).
     nodes: Vec<(String, Node)>,
     /// Chunk locations answered: (dataset path, coordinates) → range, or `None` (not written).
-    chunks: Vec<((String, Vec<u64>), Option<(u64, u64)>)>,
+    chunks: Locations,
 }
 
 type Node = Option<(Rc<Vec<u8>>, Vec<(String, bool)>)>;
@@ -263,8 +263,11 @@ impl Driver {
     /// Where chunk `coords` of the dataset at `path` is (offset, length, and the filters to
     /// re-wrap it with when its writer skipped them), or `None` (never written).
     async fn chunk<S: Objects, C: HttpClient>(&self, below: &S, c: &C, path: &str, coords: &[u64]) -> Result<Option<(u64, u64, Option<String>)>> {
-        let known = |s: &State| s.chunks.iter().find(|((p, k), _)| p == path && k == coords).map(|(_, r)| *r);
-        if let Some(r) = known(&self.state.borrow()) {
+        let found = {
+            let s = self.state.borrow();
+            at(&s.chunks, path, coords).ok().and_then(|i| s.chunks.get(i)).map(|(_, r)| *r)
+        };
+        if let Some(r) = found {
             return Ok(r.map(|(o, n)| (o, n, None)));
         }
         let mut op = String::from("\"op\":\"chunk\",\"path\":");
@@ -281,16 +284,12 @@ impl Driver {
             return Ok(Some((o, n, Some(t))));
         }
         let mut state = self.state.borrow_mut();
-        if state.chunks.len() < LOCATIONS {
-            state.chunks.push(((String::from(path), coords.to_vec()), this));
-            // The other chunks the index nodes read hold: no call for them later.
-            for m in v.get("more").and_then(Value::as_array).into_iter().flatten() {
-                let k: Option<Vec<u64>> = m.get(0).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect());
-                if let (Some(k), Some(o), Some(n)) = (k, m.get(1).and_then(Value::as_u64), m.get(2).and_then(Value::as_u64)) {
-                    if state.chunks.len() < LOCATIONS && !state.chunks.iter().any(|((p, q), _)| p == path && *q == k) {
-                        state.chunks.push(((String::from(path), k), Some((o, n))));
-                    }
-                }
+        keep(&mut state.chunks, path, coords.to_vec(), this);
+        // The other chunks the index nodes read hold: no call for them later.
+        for m in v.get("more").and_then(Value::as_array).into_iter().flatten() {
+            let k: Option<Vec<u64>> = m.get(0).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_u64).collect());
+            if let (Some(k), Some(o), Some(n)) = (k, m.get(1).and_then(Value::as_u64), m.get(2).and_then(Value::as_u64)) {
+                keep(&mut state.chunks, path, k, Some((o, n)));
             }
         }
         Ok(this.map(|(o, n)| (o, n, None)))
@@ -298,5 +297,21 @@ impl Driver {
 
     fn corrupt(&self, why: &str) -> Error {
         Error::new(ErrorCode::CorruptShard, format!("{}: not a readable {}: {why}", self.url, self.reader.file))
+    }
+}
+
+/// Chunk locations are kept sorted: a variable of 10^5 records or an index answer of as many
+/// chunks is found by halving, not by a scan per chunk.
+type Locations = Vec<((String, Vec<u64>), Option<(u64, u64)>)>;
+
+fn at(chunks: &Locations, path: &str, coords: &[u64]) -> core::result::Result<usize, usize> {
+    chunks.binary_search_by(|((p, k), _)| (p.as_str(), k.as_slice()).cmp(&(path, coords)))
+}
+
+fn keep(chunks: &mut Locations, path: &str, coords: Vec<u64>, this: Option<(u64, u64)>) {
+    if chunks.len() < LOCATIONS {
+        if let Err(i) = at(chunks, path, &coords) {
+            chunks.insert(i, ((String::from(path), coords), this));
+        }
     }
 }
