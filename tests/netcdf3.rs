@@ -115,3 +115,40 @@ fn malformed_headers_are_typed_errors_naming_the_file() {
         assert!(got.message.contains(e["file"].as_str().unwrap()), "{}: {got:?}", e["name"]);
     }
 }
+
+/// A classic file of one record variable `t` (float) of `n` records, written here: a benchmark
+/// input, not a fixture (its values are not checked).
+fn records_file(n: u32) -> Vec<u8> {
+    let mut h = Vec::new();
+    h.extend_from_slice(b"CDF\x01");
+    h.extend_from_slice(&n.to_be_bytes());
+    for v in [0x0Au32, 1, 4] { h.extend_from_slice(&v.to_be_bytes()); }
+    h.extend_from_slice(b"time");
+    h.extend_from_slice(&0u32.to_be_bytes());
+    h.extend_from_slice(&[0; 8]);
+    for v in [0x0Bu32, 1, 1] { h.extend_from_slice(&v.to_be_bytes()); }
+    h.extend_from_slice(b"t\0\0\0");
+    for v in [1u32, 0, 0, 0, 5, 4] { h.extend_from_slice(&v.to_be_bytes()); }
+    let begin = h.len() as u32 + 4;
+    h.extend_from_slice(&begin.to_be_bytes());
+    for i in 0..n { h.extend_from_slice(&(i as f32).to_be_bytes()); }
+    h
+}
+
+/// `cargo test --release --test netcdf3 -- --ignored --nocapture`: the time to read a record
+/// variable whole (every record a chunk located by the driver); see BENCHMARKS.md.
+#[test]
+#[ignore]
+fn bench_whole_record_variable() {
+    for n in [2_000u32, 8_000, 20_000] {
+        let s = ObjectServer::new();
+        s.put("mem://x/a.nc", records_file(n));
+        let a = match block_on(open(&s, "mem://x/a.nc", at("t"))).unwrap() {
+            Opened::Array(a) => *a,
+            _ => panic!(),
+        };
+        let t = std::time::Instant::now();
+        block_on(read_region(&a, &s, &[Sel::All])).unwrap();
+        eprintln!("BENCH n={n}: {:.1} ms", t.elapsed().as_secs_f64() * 1e3);
+    }
+}
