@@ -140,14 +140,12 @@ impl<'a> File<'a> {
                 return corrupt(format!("bytes {off}..{end} are past the end of the file ({size} bytes)"));
             }
         }
-        // The last segment starting at or before `off`.
+        // The segments are sorted and disjoint: only the last one starting at or before `off`
+        // can hold it.
         let i = self.segs.partition_point(|s| s.0 <= off);
-        if i > 0 {
-            let (soff, bytes) = &self.segs[i - 1];
-            let rel = off - soff;
-            if rel.checked_add(len).is_some_and(|e| e <= bytes.len() as u64) {
-                return Ok(&bytes[rel as usize..(rel + len) as usize]);
-            }
+        let last = self.segs.get(i.wrapping_sub(1)).map(|(o, b)| (*o, &b[..]));
+        if let Some(b) = abi::held(last, off, len) {
+            return Ok(b);
         }
         let mut want = len.max(hint);
         if let Some(size) = self.size {
