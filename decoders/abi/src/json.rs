@@ -33,7 +33,7 @@ impl Json {
         match self {
             Json::Num(t) => t.parse::<u64>().ok().or_else(|| {
                 let f = t.parse::<f64>().ok()?;
-                (f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
+                (f >= 0.0 && f % 1.0 == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
             }),
             _ => None,
         }

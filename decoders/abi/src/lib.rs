@@ -1,5 +1,6 @@
 //! The calling convention of shardfetch's decoder modules. Each decoder (jpeg, png, jxl, bz2,
-//! lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3, netcdf3) is a crate of its own: natively a function, `decode(input, args)`; compiled to
+//! lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3) is a crate of its
+//! own: natively a function, `decode(input, args)`; compiled to
 //! wasm32, a module of its own in the npm package, loaded only when an opened array names it.
 //! [`export_decoder!`] gives the module its exports (no imports, no JS glue):
 //!
@@ -10,12 +11,22 @@
 //!
 //! A trap (a bug in a decoder) stops that module's instance only: the host replaces it.
 //!
-//! The metadata readers (`hdf5`, `tiff`) take a [`request`] — JSON and windows of the file — and
-//! answer JSON ([`json`]).
+//! The metadata readers (`hdf5`, `netcdf3`, `tiff`) take a [`request`] — JSON and windows of
+//! the file — and answer JSON ([`json`]). The core depends on this crate too (`no_std` + alloc,
+//! no unsafe): it writes the requests with [`encode_request`] and looks in its windows with
+//! [`held`], the one lookup both sides use.
+#![no_std]
 #![forbid(unsafe_code)]
 extern crate alloc;
 
 pub mod json;
+mod protocol;
+
+pub use protocol::{encode_request, held, request, tails};
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 
 /// Why a decode failed; `code` as the module's `decode` returns it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +57,7 @@ impl Failure {
 /// A numeric argument as a count (non-negative integer), or a failure naming it.
 pub fn count(args: &[f64], i: usize, what: &str) -> Result<u64, Failure> {
     match args.get(i) {
-        Some(&v) if v >= 0.0 && v.fract() == 0.0 && v <= 9_007_199_254_740_991.0 => Ok(v as u64),
+        Some(&v) if v >= 0.0 && v % 1.0 == 0.0 && v <= 9_007_199_254_740_991.0 => Ok(v as u64),
         _ => Err(Failure::corrupt(format!("argument {i} ({what}) is not a count"))),
     }
 }
@@ -116,28 +127,4 @@ pub fn grow_output(out: &mut Vec<u8>, input: usize, limit: usize) -> Result<(), 
     }
     let want = out.capacity().max(input.saturating_mul(4)).max(4096).min(limit.saturating_add(1) - out.len()).max(1);
     out.try_reserve_exact(want).map_err(|_| Failure::too_large(format!("cannot allocate {} bytes", out.len() + want)))
-}
-
-/// A metadata reader's request (hdf5, tiff): `u32 LE n`, `n` bytes of JSON, then windows of the
-/// file the host holds, each `u64 LE offset, u64 LE len, len bytes`. The JSON and the windows.
-pub fn request(input: &[u8]) -> Result<(json::Json, Vec<(u64, &[u8])>), Failure> {
-    let n = input.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-    let n = n.ok_or_else(|| Failure::corrupt("request: no length"))?;
-    let text = input.get(4..4usize.saturating_add(n)).ok_or_else(|| Failure::corrupt("request: truncated"))?;
-    let req = json::parse(text).ok_or_else(|| Failure::corrupt("request: not JSON"))?;
-    let mut windows = Vec::new();
-    let mut at = 4 + n;
-    while at < input.len() {
-        let h = input.get(at..at + 16).ok_or_else(|| Failure::corrupt("request: a window's header is truncated"))?;
-        let off = u64::from_le_bytes(h[..8].try_into().unwrap_or([0; 8]));
-        let len = u64::from_le_bytes(h[8..].try_into().unwrap_or([0; 8]));
-        let len = usize::try_from(len).map_err(|_| Failure::corrupt("request: a window's length"))?;
-        let bytes = input.get(at + 16..(at + 16).saturating_add(len)).ok_or_else(|| Failure::corrupt("request: a window is truncated"))?;
-        if off.checked_add(len as u64).is_none() {
-            return Err(Failure::corrupt("request: a window past 2^64"));
-        }
-        windows.push((off, bytes));
-        at += 16 + len;
-    }
-    Ok((req, windows))
 }

@@ -428,22 +428,35 @@ fn extensible_array(f: &File, addr: u64, idx: u64, full: u64) -> R<Found> {
     }
     let dprefix = 6 + o + off_size;
     let first = idx_elmts.saturating_add(start_idx).saturating_add(d_in.saturating_mul(dblk_nelmts));
-    if !paged {
-        let db = f.get(dblk, dprefix + dblk_nelmts * es + 4)?;
+    let p = if paged { Some((local % dblk_nelmts) / page) } else { None };
+    ea_data_block(f, (dblk, dprefix), (dblk_nelmts, esize, page, p), (first, full), &mut out)?;
+    Ok(pick(idx, out))
+}
+
+/// The elements of an extensible array's data block at `dblk` (its prefix `dprefix` bytes) of
+/// `n` elements of `esize` bytes (of its page `p` of `page` elements when it is paged), the
+/// first of them element `first`.
+fn ea_data_block(
+    f: &File,
+    (dblk, dprefix): (u64, u64),
+    (n, esize, page, p): (u64, usize, u64, Option<u64>),
+    (first, full): (u64, u64),
+    out: &mut Vec<(u64, Loc)>,
+) -> R<()> {
+    let es = esize as u64;
+    let Some(p) = p else {
+        let db = f.get(dblk, dprefix + n * es + 4)?;
         check_sum(db, "extensible array data block")?;
         if &db[..4] != b"EADB" {
             return corrupt("extensible array data block: no \"EADB\"");
         }
-        elements(f, &db[dprefix as usize..db.len() - 4], esize, first, full, &mut out)?;
-    } else {
-        let p = (local % dblk_nelmts) / page;
-        let at = p
-            .checked_mul(page * es + 4)
-            .and_then(|x| x.checked_add(dblk)?.checked_add(dprefix + 4))
-            .ok_or_else(|| crate::io::E::Fail(crate::io::Code::Corrupt, "extensible array sizes overflow".into()))?;
-        let pb = f.get(at, page * es + 4)?;
-        check_sum(pb, "extensible array data block page")?;
-        elements(f, &pb[..pb.len() - 4], esize, first + p * page, full, &mut out)?;
-    }
-    Ok(pick(idx, out))
+        return elements(f, &db[dprefix as usize..db.len() - 4], esize, first, full, out);
+    };
+    let at = p
+        .checked_mul(page * es + 4)
+        .and_then(|x| x.checked_add(dblk)?.checked_add(dprefix + 4))
+        .ok_or_else(|| crate::io::E::Fail(crate::io::Code::Corrupt, "extensible array sizes overflow".into()))?;
+    let pb = f.get(at, page * es + 4)?;
+    check_sum(pb, "extensible array data block page")?;
+    elements(f, &pb[..pb.len() - 4], esize, first + p * page, full, out)
 }

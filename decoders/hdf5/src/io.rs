@@ -140,14 +140,12 @@ impl<'a> File<'a> {
                 return corrupt(format!("bytes {off}..{end} are past the end of the file ({size} bytes)"));
             }
         }
-        // The last segment starting at or before `off`.
+        // The segments are sorted and disjoint: only the last one starting at or before `off`
+        // can hold it.
         let i = self.segs.partition_point(|s| s.0 <= off);
-        if i > 0 {
-            let (soff, bytes) = &self.segs[i - 1];
-            let rel = off - soff;
-            if rel.checked_add(len).is_some_and(|e| e <= bytes.len() as u64) {
-                return Ok(&bytes[rel as usize..(rel + len) as usize]);
-            }
+        let last = self.segs.get(i.wrapping_sub(1)).map(|(o, b)| (*o, &b[..]));
+        if let Some(b) = abi::held(last, off, len) {
+            return Ok(b);
         }
         let mut want = len.max(hint);
         if let Some(size) = self.size {
@@ -302,51 +300,9 @@ pub fn check_sum(b: &[u8], what: &str) -> R<()> {
     }
     let (data, sum) = b.split_at(b.len() - 4);
     let want = le(sum) as u32;
-    if lookup3(data, 0) != want {
+    // (Jenkins' lookup3, as the core's `jenkins_lookup3` codec computes it.)
+    if kernels::lookup3::hashlittle(data, 0) != want {
         return corrupt(format!("{what}: checksum mismatch"));
     }
     Ok(())
-}
-
-/// Bob Jenkins' `hashlittle` (lookup3.c), HDF5's metadata checksum.
-pub fn lookup3(data: &[u8], initval: u32) -> u32 {
-    let len = data.len();
-    let mut a = 0xdead_beef_u32.wrapping_add(len as u32).wrapping_add(initval);
-    let (mut b, mut c) = (a, a);
-    if len == 0 {
-        return c;
-    }
-    let word = |k: &[u8], i: usize| -> u32 {
-        (0..4).fold(0u32, |w, j| w | k.get(i + j).map_or(0, |&x| u32::from(x) << (8 * j)))
-    };
-    let mut k = data;
-    while k.len() > 12 {
-        a = a.wrapping_add(word(k, 0));
-        b = b.wrapping_add(word(k, 4));
-        c = c.wrapping_add(word(k, 8));
-        a = a.wrapping_sub(c) ^ c.rotate_left(4);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(6);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(8);
-        b = b.wrapping_add(a);
-        a = a.wrapping_sub(c) ^ c.rotate_left(16);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(19);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(4);
-        b = b.wrapping_add(a);
-        k = &k[12..];
-    }
-    a = a.wrapping_add(word(k, 0));
-    b = b.wrapping_add(word(k, 4));
-    c = c.wrapping_add(word(k, 8));
-    c = (c ^ b).wrapping_sub(b.rotate_left(14));
-    a = (a ^ c).wrapping_sub(c.rotate_left(11));
-    b = (b ^ a).wrapping_sub(a.rotate_left(25));
-    c = (c ^ b).wrapping_sub(b.rotate_left(16));
-    a = (a ^ c).wrapping_sub(c.rotate_left(4));
-    b = (b ^ a).wrapping_sub(a.rotate_left(14));
-    c = (c ^ b).wrapping_sub(b.rotate_left(24));
-    c
 }

@@ -84,35 +84,7 @@ fn parse_dt(c: &mut Cur, depth: u32) -> R<Dt> {
                 Dt::Int { size, signed: class == 0 && b0 & 0x08 != 0, be }
             }
         }
-        1 => {
-            let _offset = c.u16()?;
-            let precision = c.u16()?;
-            let exp_loc = c.u8()?;
-            let exp_size = c.u8()?;
-            let man_loc = c.u8()?;
-            let man_size = c.u8()?;
-            let bias = c.u32()?;
-            let be = b0 & 1 != 0;
-            let vax = b0 & 0x40 != 0;
-            let norm = (b0 >> 4) & 3;
-            let sign = b1;
-            let ieee = match size {
-                2 => (10, 5, 0, 10, 15),
-                4 => (23, 8, 0, 23, 127),
-                8 => (52, 11, 0, 52, 1023),
-                _ => (0, 0, 0, 0, 0),
-            };
-            if !vax
-                && norm == 2
-                && sign as u32 == size * 8 - 1
-                && precision as u32 == size * 8
-                && (exp_loc, exp_size, man_loc, man_size, bias) == ieee
-            {
-                Dt::Float { size, be }
-            } else {
-                Dt::OddFloat { size }
-            }
-        }
+        1 => float(c, size, b0, b1)?,
         3 => Dt::Str { size, pad: b0 & 0x0f, cset: b0 >> 4 },
         5 => {
             // The tag: NUL-padded to a multiple of 8 bytes.
@@ -120,50 +92,7 @@ fn parse_dt(c: &mut Cur, depth: u32) -> R<Dt> {
             c.skip(tag)?;
             Dt::Opaque { size }
         }
-        6 => {
-            let n = (b0 as usize) | ((b1 as usize) << 8);
-            let mut members = Vec::new();
-            for _ in 0..n {
-                let name = if version >= 3 {
-                    let s = c.rest();
-                    let end = s.iter().position(|&x| x == 0).ok_or_else(|| fail("a compound member's name"))?;
-                    let name = String::from_utf8_lossy(&s[..end]).into_owned();
-                    c.skip(end + 1)?;
-                    name
-                } else {
-                    let s = c.rest();
-                    let end = s.iter().position(|&x| x == 0).ok_or_else(|| fail("a compound member's name"))?;
-                    let name = String::from_utf8_lossy(&s[..end]).into_owned();
-                    c.skip((end + 1).div_ceil(8) * 8)?;
-                    name
-                };
-                let offset = match version {
-                    1 | 2 => c.u32()? as u64,
-                    _ => c.uv(crate::io::enc_size(size as u64))?,
-                };
-                let t = if version == 1 {
-                    let rank = c.u8()? as usize;
-                    c.skip(3 + 4 + 4)?;
-                    let mut dims = Vec::new();
-                    for k in 0..4 {
-                        let d = c.u32()? as u64;
-                        if k < rank {
-                            dims.push(d);
-                        }
-                    }
-                    let base = parse_dt(c, depth + 1)?;
-                    if rank > 0 {
-                        Dt::Array { dims, base: Box::new(base) }
-                    } else {
-                        base
-                    }
-                } else {
-                    parse_dt(c, depth + 1)?
-                };
-                members.push((name, offset, t));
-            }
-            Dt::Compound { size, members }
-        }
+        6 => compound(c, depth, version, size, (b0 as usize) | ((b1 as usize) << 8))?,
         7 => Dt::Reference { size },
         8 => {
             let n = (b0 as usize) | ((b1 as usize) << 8);
@@ -214,6 +143,82 @@ fn parse_dt(c: &mut Cur, depth: u32) -> R<Dt> {
         }
         _ => Dt::Other { class, size },
     })
+}
+
+/// A floating-point type's properties (class 1): IEEE 754 binary16/32/64, or another layout.
+fn float(c: &mut Cur, size: u32, b0: u8, b1: u8) -> R<Dt> {
+    let _offset = c.u16()?;
+    let precision = c.u16()?;
+    let exp_loc = c.u8()?;
+    let exp_size = c.u8()?;
+    let man_loc = c.u8()?;
+    let man_size = c.u8()?;
+    let bias = c.u32()?;
+    let be = b0 & 1 != 0;
+    let vax = b0 & 0x40 != 0;
+    let norm = (b0 >> 4) & 3;
+    let sign = b1;
+    let ieee = match size {
+        2 => (10, 5, 0, 10, 15),
+        4 => (23, 8, 0, 23, 127),
+        8 => (52, 11, 0, 52, 1023),
+        _ => (0, 0, 0, 0, 0),
+    };
+    Ok(if !vax
+        && norm == 2
+        && sign as u32 == size * 8 - 1
+        && precision as u32 == size * 8
+        && (exp_loc, exp_size, man_loc, man_size, bias) == ieee
+    {
+        Dt::Float { size, be }
+    } else {
+        Dt::OddFloat { size }
+    })
+}
+
+/// A compound type's `n` members (class 6), each a name, an offset and a type.
+fn compound(c: &mut Cur, depth: u32, version: u8, size: u32, n: usize) -> R<Dt> {
+    let mut members = Vec::new();
+    for _ in 0..n {
+        let name = if version >= 3 {
+            let s = c.rest();
+            let end = s.iter().position(|&x| x == 0).ok_or_else(|| fail("a compound member's name"))?;
+            let name = String::from_utf8_lossy(&s[..end]).into_owned();
+            c.skip(end + 1)?;
+            name
+        } else {
+            let s = c.rest();
+            let end = s.iter().position(|&x| x == 0).ok_or_else(|| fail("a compound member's name"))?;
+            let name = String::from_utf8_lossy(&s[..end]).into_owned();
+            c.skip((end + 1).div_ceil(8) * 8)?;
+            name
+        };
+        let offset = match version {
+            1 | 2 => c.u32()? as u64,
+            _ => c.uv(crate::io::enc_size(size as u64))?,
+        };
+        let t = if version == 1 {
+            let rank = c.u8()? as usize;
+            c.skip(3 + 4 + 4)?;
+            let mut dims = Vec::new();
+            for k in 0..4 {
+                let d = c.u32()? as u64;
+                if k < rank {
+                    dims.push(d);
+                }
+            }
+            let base = parse_dt(c, depth + 1)?;
+            if rank > 0 {
+                Dt::Array { dims, base: Box::new(base) }
+            } else {
+                base
+            }
+        } else {
+            parse_dt(c, depth + 1)?
+        };
+        members.push((name, offset, t));
+    }
+    Ok(Dt::Compound { size, members })
 }
 
 fn fail(what: &str) -> E {

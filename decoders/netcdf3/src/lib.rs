@@ -76,10 +76,7 @@ pub fn decode(input: &[u8], _args: &[f64]) -> Result<Vec<u8>, Failure> {
 fn prefix(windows: &[(u64, &[u8])]) -> Vec<u8> {
     let mut out: Vec<u8> = Vec::new();
     // (A window that adds bytes each round; no sort: a few windows, and a smaller module.)
-    while let Some(b) = windows.iter().find_map(|(at, b)| {
-        let from = usize::try_from(*at).ok().filter(|&a| a <= out.len())?;
-        b.get(out.len() - from..).filter(|rest| !rest.is_empty())
-    }) {
+    while let Some(b) = abi::tails(windows.iter().copied(), out.len() as u64).find(|rest| !rest.is_empty()) {
         out.extend_from_slice(b);
     }
     out

@@ -45,20 +45,12 @@ pub struct Values<'a> {
     pub file: &'a [(u64, &'a [u8])],
 }
 
-/// `len` bytes at `at`, if a window holds them.
-pub fn held<'a>(file: &[(u64, &'a [u8])], at: u64, len: u64) -> Option<&'a [u8]> {
-    file.iter().find_map(|&(w, b)| {
-        let start = usize::try_from(at.checked_sub(w)?).ok()?;
-        b.get(start..start.checked_add(usize::try_from(len).ok()?)?)
-    })
-}
-
 impl<'a> Values<'a> {
     fn bytes(&self, tag: u16) -> Option<(&'a Entry, &'a [u8])> {
         let e = self.ifd.get(tag)?;
         match &e.at {
             At::Inline(v) => Some((e, &v[..])),
-            At::Offset(o) => Some((e, held(self.file, *o, e.len()?)?)),
+            At::Offset(o) => Some((e, abi::held(self.file.iter().copied(), *o, e.len()?)?)),
         }
     }
     pub fn ints(&self, tag: u16) -> Option<Vec<u64>> {

@@ -40,7 +40,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use ifd::{directory_len, entry_count, parse_ifd, At, Entry, Header, Ifd, IMAGE_DESCRIPTION};
-use image::{held, Desc, Values};
+use abi::held;
+use image::{Desc, Values};
 
 abi::export_decoder!(decode);
 
@@ -75,16 +76,16 @@ pub fn decode(input: &[u8], _args: &[f64]) -> Result<Vec<u8>, Failure> {
 }
 
 fn header(file: &[(u64, &[u8])]) -> Result<Header, Fail> {
-    let head = file.iter().find(|w| w.0 == 0).map_or(&[][..], |w| w.1);
+    let head = abi::tails(file.iter().copied(), 0).next().unwrap_or_default();
     Header::parse(head).ok_or_else(|| corrupt("no TIFF header (II*, MM*, II+, MM+)"))
 }
 
 /// The directory at `at`, from the windows.
 fn directory(h: &Header, file: &[(u64, &[u8])], at: u64) -> Result<Ifd, Fail> {
     let missing = || corrupt(format!("no directory at offset {at}"));
-    let n = held(file, at, h.sizes().0).and_then(|b| entry_count(h, b)).ok_or_else(missing)?;
+    let n = held(file.iter().copied(), at, h.sizes().0).and_then(|b| entry_count(h, b)).ok_or_else(missing)?;
     let len = directory_len(h, n).ok_or_else(|| corrupt("a directory too large"))?;
-    parse_ifd(h, held(file, at, len).ok_or_else(missing)?).map_err(corrupt)
+    parse_ifd(h, held(file.iter().copied(), at, len).ok_or_else(missing)?).map_err(corrupt)
 }
 
 /// The series of the OME-XML in the first directory (none when there is none).

@@ -108,48 +108,7 @@ pub fn fletcher32(data: &[u8]) -> u32 {
 
 /// Bob Jenkins' `hashlittle` from lookup3.c, as HDF5 and numcodecs compute it.
 pub fn jenkins_lookup3(data: &[u8], initval: u32) -> u32 {
-    let len = data.len();
-    // lookup3 adds the length as a 32-bit value (wrapping for longer keys).
-    let mut a = 0xdead_beef_u32.wrapping_add(len as u32).wrapping_add(initval);
-    let (mut b, mut c) = (a, a);
-    if len == 0 {
-        return c;
-    }
-    let word = |k: &[u8], i: usize| -> u32 {
-        (0..4).fold(0u32, |w, j| w | k.get(i + j).map_or(0, |&x| u32::from(x) << (8 * j)))
-    };
-    let mut k = data;
-    while k.len() > 12 {
-        a = a.wrapping_add(word(k, 0));
-        b = b.wrapping_add(word(k, 4));
-        c = c.wrapping_add(word(k, 8));
-        // mix(a, b, c)
-        a = a.wrapping_sub(c) ^ c.rotate_left(4);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(6);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(8);
-        b = b.wrapping_add(a);
-        a = a.wrapping_sub(c) ^ c.rotate_left(16);
-        c = c.wrapping_add(b);
-        b = b.wrapping_sub(a) ^ a.rotate_left(19);
-        a = a.wrapping_add(c);
-        c = c.wrapping_sub(b) ^ b.rotate_left(4);
-        b = b.wrapping_add(a);
-        k = &k[12..];
-    }
-    // The last 1..=12 bytes, zero-padded.
-    a = a.wrapping_add(word(k, 0));
-    b = b.wrapping_add(word(k, 4));
-    c = c.wrapping_add(word(k, 8));
-    // final(a, b, c)
-    c = (c ^ b).wrapping_sub(b.rotate_left(14));
-    a = (a ^ c).wrapping_sub(c.rotate_left(11));
-    b = (b ^ a).wrapping_sub(a.rotate_left(25));
-    c = (c ^ b).wrapping_sub(b.rotate_left(16));
-    a = (a ^ c).wrapping_sub(c.rotate_left(4));
-    b = (b ^ a).wrapping_sub(a.rotate_left(14));
-    (c ^ b).wrapping_sub(b.rotate_left(24))
+    shardfetch_kernels::lookup3::hashlittle(data, initval)
 }
 
 impl Codec for Checksum32 {

@@ -7,7 +7,8 @@
 //! and the chunk locations each answer brings, all stamped with the file's version.
 use super::kind::Mounting;
 use super::place::Place;
-use super::windows::{ask, held, reader_error, request};
+use super::windows::{ask, reader_error};
+use abi::{encode_request, held};
 use crate::core::error::{too_large, Error, ErrorCode, Result};
 use crate::core::external::Decoders;
 use crate::core::json::{self, Value};
@@ -107,7 +108,7 @@ impl Driver {
                     None => below.read(c, url, ByteRange::Range { offset, len }).await?.ok_or_else(|| self.corrupt("a chunk is missing"))?.bytes,
                 };
                 let d = self.decoders.as_deref().ok_or_else(|| self.corrupt("no reader"))?;
-                let input = request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), [(0, &b[..])]);
+                let input = encode_request(&format!("{{\"op\":\"wrap\",\"filters\":{wrap}}}"), [(0, &b[..])]);
                 Place::Bytes(Rc::new(d.decode(self.reader.name, &input, &[]).map_err(|e| reader_error(url, e))?))
             }
             // Bytes read with the structures around them (a small file, coordinates beside their

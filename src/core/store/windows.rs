@@ -1,18 +1,12 @@
 //! The read-ahead windows a store kind keeps of the one file it reads, `(offset, bytes)` — a
 //! TIFF's directories, an HDF5 file's structures —, looked in before the next range request;
 //! and handed with a request to the kind's reader in a decoder module (`decoders/hdf5`,
-//! `decoders/tiff`: the request format is `abi::request`'s), whose JSON answer comes back.
+//! `decoders/netcdf3`, `decoders/tiff`), whose JSON answer comes back. The request format and
+//! the lookup are the protocol crate's (`decoders/abi`), which the modules read them with.
 use crate::core::error::{Error, ErrorCode, Result};
 use crate::core::external::Decoders;
 use crate::core::json::{self, Value};
 use alloc::format;
-use alloc::vec::Vec;
-
-/// The `len` bytes at `at`, if one of `windows` holds them all.
-pub fn held<'a>(windows: impl IntoIterator<Item = (u64, &'a [u8])>, at: u64, len: u64) -> Option<&'a [u8]> {
-    let len = usize::try_from(len).ok()?;
-    windows.into_iter().find_map(|(w, b)| b.get(usize::try_from(at.checked_sub(w)?).ok()?..)?.get(..len))
-}
 
 /// Reader `name`'s answer to `request` (a JSON object) about file `url`, given `windows`: a
 /// JSON value, or its `{"error":…}` (and the reader's own failures) as an error naming the file.
@@ -27,7 +21,7 @@ pub fn ask<'a>(
         let why = format!("{url}: no {name} decoder is loaded (it reads {what})");
         return Err(Error::new(ErrorCode::UnsupportedCodec, why));
     };
-    let input = request(request_json, windows);
+    let input = abi::encode_request(request_json, windows);
     let out = d.decode(name, &input, &[]).map_err(|e| reader_error(url, e))?;
     drop(input);
     let v = json::parse(&out).map_err(|_| Error::new(ErrorCode::CorruptShard, format!("{url}: the {name} reader's answer is not JSON")))?;
@@ -37,20 +31,6 @@ pub fn ask<'a>(
         return Err(Error::new(code.unwrap_or(ErrorCode::CorruptShard), format!("{url}: {message}")));
     }
     Ok(v)
-}
-
-/// A request to a reader: its JSON, then the windows.
-pub fn request<'a>(json: &str, windows: impl IntoIterator<Item = (u64, &'a [u8])> + Clone) -> Vec<u8> {
-    let n = 4 + json.len() + windows.clone().into_iter().map(|(_, b)| 16 + b.len()).sum::<usize>();
-    let mut out = Vec::with_capacity(n);
-    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
-    out.extend_from_slice(json.as_bytes());
-    for (at, b) in windows {
-        out.extend_from_slice(&at.to_le_bytes());
-        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        out.extend_from_slice(b);
-    }
-    out
 }
 
 /// A failure of the reader itself (a malformed request, a trap) as this file's error.

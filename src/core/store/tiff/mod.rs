@@ -20,7 +20,8 @@ mod nodes;
 
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
-use super::windows::{ask, held};
+use super::windows::ask;
+use abi::held;
 use crate::core::error::{Error, ErrorCode, Result};
 use crate::core::external::Decoders;
 use crate::core::json::write_str;
