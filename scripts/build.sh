@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the npm package into pkg/: Rust → wasm32 → wasm-bindgen (--target web) → wasm-opt
 # (binaryen from npm, never Debian's) → TypeScript wrapper (pkg-template/src) → package files.
-# The decoders kept out of the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3, netcdf3) are wasm modules of
+# The decoders kept out of the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3) are wasm modules of
 # their own in pkg/wasm/decoders/, plain exports, no glue (decoders/abi).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -62,7 +62,7 @@ export interface WasmOptions extends WasmStoreOptions {
   conditional?: "if-match" | "if-range" | false;
   /** Fixed-length strings as text or as bytes; omitted: as the file declares them (an HDF5 or NetCDF string as text, Zarr's `null_terminated_bytes` as bytes). */
   strings?: "text" | "bytes";
-  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3, netcdf3). */
+  /** The wrapper's runner of the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3). */
   decoders?: WasmDecoders;
   /** A reference file's target URL → the URL to fetch (`undefined`/`null`: as it is); called when the file is read, synchronously. */
   resolveUrl?: (url: string) => string | undefined | null;

@@ -34,7 +34,7 @@ pub struct OpenOptions {
     pub max_metadata: usize,
     /// The most bytes one decoded chunk, fill or region may take.
     pub max_decoded: usize,
-    /// The decoders kept outside this module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3, netcdf3): by default
+    /// The decoders kept outside this module (`external::NAMES`): by default
     /// those linked into this crate (feature `native-decoders`), if any.
     pub decoders: Option<Rc<dyn Decoders>>,
     /// What holds the node: a store kind's name (see `store::registry`); `None`: told by the
