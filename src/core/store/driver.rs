@@ -316,3 +316,43 @@ fn keep(chunks: &mut Locations, path: &str, coords: Vec<u64>, this: Option<(u64,
         }
     }
 }
+
+/// The `Kind` methods a kind read by a [`Driver`] (its `.0`) has alike: the reader's `name`,
+/// its one decoder module; every chunk a range of the one file, presented as Zarr v3.
+macro_rules! driven_kind {
+    ($module:literal, $reader:expr) => {
+        fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
+            Ok(Some(Self(Driver::new(url, how, $reader))))
+        }
+
+        fn url(&self) -> &str {
+            &self.0.url
+        }
+
+        fn decoders(&self) -> &'static [&'static str] {
+            &[$module]
+        }
+
+        async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
+            self.0.place(below, c, key).await
+        }
+
+        async fn describe<S: Objects, C: HttpClient>(&self, _below: &S, _c: &C) -> Container {
+            Container { kind: Self::NAME, url: self.0.url.clone(), comment: String::new(), version: String::new() }
+        }
+
+        fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
+            self.0.children(path)
+        }
+
+        fn format(&self) -> Option<&'static str> {
+            Some("zarr3")
+        }
+
+        /// Every chunk is a range of the one file: those wanted together merge.
+        fn keys_share_objects(&self) -> bool {
+            true
+        }
+    };
+}
+pub(crate) use driven_kind;

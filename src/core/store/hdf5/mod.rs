@@ -6,7 +6,7 @@
 //! headers, B-trees, heaps, five chunk indexes), so its reader is a decoder module of its own
 //! (`decoders/hdf5`, fetched when an HDF5 file is opened), driven by [`Driver`] (shared with
 //! the NetCDF-3 kind).
-use super::driver::{Driver, Reader, READ_AHEAD};
+use super::driver::{driven_kind, Driver, Reader, READ_AHEAD};
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
 use crate::core::error::Result;
@@ -29,37 +29,5 @@ impl Kind for Hdf5 {
         head.starts_with(b"\x89HDF\r\n\x1a\n")
     }
 
-    fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        let reader = Reader { name: "hdf5", reads: "HDF5 and NetCDF-4 files", file: "HDF5 file" };
-        Ok(Some(Hdf5(Driver::new(url, how, reader))))
-    }
-
-    fn url(&self) -> &str {
-        &self.0.url
-    }
-
-    fn decoders(&self) -> &'static [&'static str] {
-        &["hdf5"]
-    }
-
-    async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
-        self.0.place(below, c, key).await
-    }
-
-    async fn describe<S: Objects, C: HttpClient>(&self, _below: &S, _c: &C) -> Container {
-        Container { kind: Self::NAME, url: self.0.url.clone(), comment: String::new(), version: String::new() }
-    }
-
-    fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
-        self.0.children(path)
-    }
-
-    fn format(&self) -> Option<&'static str> {
-        Some("zarr3")
-    }
-
-    /// Every chunks is a range of the one file: those wanted together merge.
-    fn keys_share_objects(&self) -> bool {
-        true
-    }
+    driven_kind!("hdf5", Reader { name: "hdf5", reads: "HDF5 and NetCDF-4 files", file: "HDF5 file" });
 }

@@ -4,7 +4,7 @@
 //! variable's chunks are whole rows, a record variable's one record each (a time step one
 //! range). The header is read by a decoder module of its own (`decoders/netcdf3`), driven by
 //! [`Driver`] as the HDF5 module is.
-use super::driver::{Driver, Reader, READ_AHEAD};
+use super::driver::{driven_kind, Driver, Reader, READ_AHEAD};
 use super::kind::{Container, Kind, Mounting};
 use super::place::Place;
 use crate::core::error::Result;
@@ -28,36 +28,5 @@ impl Kind for Netcdf3 {
         matches!(head, [b'C', b'D', b'F', 1 | 2 | 5, ..])
     }
 
-    fn new(url: &str, how: &Mounting) -> Result<Option<Self>> {
-        let reader = Reader { name: "netcdf3", reads: "NetCDF-3 files", file: "NetCDF-3 file" };
-        Ok(Some(Netcdf3(Driver::new(url, how, reader))))
-    }
-
-    fn url(&self) -> &str {
-        &self.0.url
-    }
-
-    fn decoders(&self) -> &'static [&'static str] {
-        &["netcdf3"]
-    }
-
-    async fn place<S: Objects, C: HttpClient>(&self, below: &S, c: &C, key: &str) -> Result<Place> {
-        self.0.place(below, c, key).await
-    }
-
-    async fn describe<S: Objects, C: HttpClient>(&self, _below: &S, _c: &C) -> Container {
-        Container { kind: Self::NAME, url: self.0.url.clone(), comment: String::new(), version: String::new() }
-    }
-
-    fn children(&self, path: &str) -> Option<Vec<(String, bool)>> {
-        self.0.children(path)
-    }
-
-    fn format(&self) -> Option<&'static str> {
-        Some("zarr3")
-    }
-
-    fn keys_share_objects(&self) -> bool {
-        true
-    }
+    driven_kind!("netcdf3", Reader { name: "netcdf3", reads: "NetCDF-3 files", file: "NetCDF-3 file" });
 }
