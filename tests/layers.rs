@@ -602,6 +602,28 @@ fn files_and_functions_are_small() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// Every source file is its crate's own: none compiled into another by `#[path]` (a file shared
+/// that way is invisible to Cargo and to these checks; a crate both sides depend on is not).
+#[test]
+fn no_file_is_compiled_into_another_crate() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut list = Vec::new();
+    files(&src(), &mut list);
+    for e in std::fs::read_dir(root.join("decoders")).unwrap().flatten() {
+        if e.path().join("src").is_dir() {
+            files(&e.path().join("src"), &mut list);
+        }
+    }
+    files(&root.join("kernels/src"), &mut list);
+    assert!(list.len() > 150, "looked at {} files", list.len());
+    let bad: Vec<String> = list
+        .iter()
+        .filter(|p| code_only(&std::fs::read_to_string(p).unwrap()).contains("#[path"))
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(bad.is_empty(), "files including another by #[path]:\n{}", bad.join("\n"));
+}
+
 /// Each function of `code` (comments and literals removed) and its length in lines, from its
 /// `fn` to its closing brace.
 fn functions(code: &str) -> Vec<(String, usize)> {

@@ -26,15 +26,12 @@
 extern crate alloc;
 
 mod float;
-// (The core's own file: it follows directories with it.)
-#[allow(dead_code)]
-#[path = "../../../src/core/store/tiff/ifd.rs"]
-mod ifd;
 mod image;
 mod nodes;
 mod ome;
 
 use abi::json::{self, Json};
+use tiff_ifd as ifd;
 use abi::Failure;
 use alloc::format;
 use alloc::string::String;

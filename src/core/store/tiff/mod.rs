@@ -15,7 +15,7 @@
 //! and byte counts by blocks of 1,024 when a read needs them, cached like a shard index. The
 //! images are described by the tiff reader, a decoder module (`decoders/tiff`: tags, codecs,
 //! GeoTIFF keys, OME-XML, the nodes), handed the bytes read for it.
-pub mod ifd;
+use tiff_ifd as ifd;
 mod nodes;
 
 use super::kind::{Container, Kind, Mounting};

@@ -1,6 +1,6 @@
 //! The nodes a TIFF file is presented as, from the tiff reader's answer (`decoders/tiff`
 //! describes the images): each node's `zarr.json`, and for an array where its tiles are.
-use super::ifd::{Entry, Ifd, STRIP_BYTE_COUNTS, STRIP_OFFSETS, TILE_BYTE_COUNTS, TILE_OFFSETS};
+use tiff_ifd::{Entry, Ifd, STRIP_BYTE_COUNTS, STRIP_OFFSETS, TILE_BYTE_COUNTS, TILE_OFFSETS};
 use crate::core::json::Value;
 use alloc::rc::Rc;
 use alloc::string::String;
