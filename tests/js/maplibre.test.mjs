@@ -260,3 +260,40 @@ test("shardfetch/maplibre is its own entry: the core's modules never import it, 
   console.log(`# pkg/maplibre.js: ${raw} bytes, ${gz} gzipped; the core's modules (${[...seen].join(", ")}) do not load it`);
   assert.ok(gz < 8192, `${gz} bytes gzipped`);
 });
+
+test("README's MapLibre page, as written (import map over node_modules, no bundler), draws a COG through shardfetch/maplibre", async () => {
+  await buildApp();
+  const readme = fs.readFileSync(path.join(root, "README.md"), "utf8");
+  const html = /## Using with MapLibre[\s\S]*?```html\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(html, "README has the page");
+  const fx = fixture("mercator_u16");
+  const file = `${data.url}/fixtures/data/${fx.path}`;
+  assert.ok(html.includes("https://host/elevation.tif"));
+  // Served from tests/maplibre, whose node_modules hold maplibre-gl and shardfetch (→ pkg/).
+  const page = path.join(app, "readme-page.html");
+  fs.writeFileSync(page, html.replaceAll("https://host/elevation.tif", file));
+  const site = await startServer({ root: { "/site": app } });
+  const tab = await browser.newPage({ viewport: { width: 400, height: 300 } });
+  const problems = [];
+  tab.on("pageerror", (e) => problems.push(String(e)));
+  try {
+    await tab.goto(`${site.url}/site/readme-page.html`);
+    // The viridis colours of the file's values (1–999), as the page draws them.
+    const colours = new Set();
+    for (let v = 1; v < 1000; v++) colours.add(colour("viridis", v, 0, 1000).join());
+    let hits = 0;
+    for (let k = 0; k < 60 && hits < 5000; k++) {
+      await new Promise((r) => setTimeout(r, 500));
+      const shot = decodePng(await tab.screenshot());
+      hits = 0;
+      for (let i = 0; i < shot.rgba.length; i += 4) if (colours.has(`${shot.rgba[i]},${shot.rgba[i + 1]},${shot.rgba[i + 2]}`)) hits++;
+    }
+    assert.deepEqual(problems, []);
+    console.log(`# README's page: ${hits} of 400×300 screen pixels are viridis colours of the file's values`);
+    assert.ok(hits >= 5000, `${hits} pixels drawn from the file`);
+  } finally {
+    await tab.close();
+    await site.close();
+    fs.rmSync(page, { force: true });
+  }
+});
