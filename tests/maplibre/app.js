@@ -25,6 +25,11 @@ if (lib === "geomatico") {
   tiles = [`shardfetch://${q.get("url")}/{z}/{x}/{y}${q.get("query") ? `?${q.get("query")}` : ""}`];
 }
 
+// `w`, `h`: the map's size (the benchmark's 1024 × 768; the test's 512 × 512).
+const el = document.getElementById("map");
+if (q.get("w")) el.style.width = `${q.get("w")}px`;
+if (q.get("h")) el.style.height = `${q.get("h")}px`;
+
 const map = new maplibregl.Map({
   container: "map",
   center,
@@ -48,4 +53,14 @@ map.on("error", (e) => {
   const err = e.error ?? e;
   window.__error = { message: String(err?.message ?? err), code: err?.code ?? null, url: err?.url ?? null };
 });
-map.once("idle", () => requestAnimationFrame(() => requestAnimationFrame(() => (window.__drawn = true))));
+map.once("idle", () => {
+  window.__drawnAt = performance.now();
+  requestAnimationFrame(() => requestAnimationFrame(() => (window.__drawn = true)));
+});
+// The benchmark's moves: jump (pan by dx, dy screen pixels, or to zoom z) and resolve when idle.
+window.__step = ({ dx = 0, dy = 0, z: to } = {}) =>
+  new Promise((resolve) => {
+    map.once("idle", resolve);
+    if (to !== undefined) map.jumpTo({ zoom: to - 1 });
+    else map.panBy([dx, dy], { duration: 0 });
+  });
