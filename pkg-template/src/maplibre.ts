@@ -283,9 +283,11 @@ function parseTileUrl(tileUrl: string): { url: string; z: number; x: number; y: 
   return { url: m[1], z: +m[2], x: +m[3], y: +m[4], render };
 }
 
-/** MapLibre's `RequestParameters` and `GetResourceResponse`, as far as a raster tile needs. */
+/** MapLibre's `RequestParameters`, as far as the protocol reads them. */
 export interface TileRequest {
   url: string;
+  /** `"image"` for a tile, `"json"` for a source's TileJSON (`url: "shardfetch://<url>"`). */
+  type?: string;
 }
 
 /** A protocol: `tile` for `addProtocol`, `source` for a raster source's specification. */
@@ -294,8 +296,10 @@ export interface Protocol {
    * MapLibre's `AddProtocolAction`: the tile `<protocol>://<url>/{z}/{x}/{y}` names, as an
    * `ImageBitmap`. `<url>` is the file's full URL (its own query string kept); options after the
    * tile's `?` (`colormap`, `min`, `max`, `bands=0,1,2`, `nodata`) override the protocol's.
+   * A source's `url: "<protocol>://<url>#<options>"` (a TileJSON request) gets {@link source}'s
+   * TileJSON, its tiles carrying the options after `#`.
    */
-  tile(request: TileRequest, abort?: AbortController): Promise<{ data: ImageBitmap }>;
+  tile(request: TileRequest, abort?: AbortController): Promise<{ data: ImageBitmap | Record<string, unknown> }>;
   /** The same tile as 256 × 256 RGBA pixels (no `ImageBitmap`: Node, tests). */
   pixels(tileUrl: string, signal?: AbortSignal): Promise<Uint8ClampedArray>;
   /**
@@ -326,28 +330,34 @@ export function createProtocol(options: ProtocolOptions = {}): Protocol {
     const r = await raster(t.url);
     return tileOf(r, painterOf(r, { ...defaults, ...t.render }), t.z, t.x, t.y, signal);
   };
+  const source: Protocol["source"] = async (url, { protocol = "shardfetch", query = "" } = {}) => {
+    const r = await raster(url);
+    const l = r.levels[0];
+    const [H, W] = l.array.shape.slice(-2);
+    const res = resolution(l.zoom);
+    const lon = (x: number) => (x / HALF) * 180;
+    const lat = (y: number) => (Math.atan(Math.sinh((y / HALF) * Math.PI)) * 180) / Math.PI;
+    return {
+      type: "raster",
+      tiles: [`${protocol}://${url}/{z}/{x}/{y}${query ? `?${query}` : ""}`],
+      tileSize: TILE,
+      minzoom: Math.max(0, Math.min(...r.levels.map((v) => v.zoom)) - 3),
+      maxzoom: l.zoom,
+      bounds: [lon(l.x0), lat(l.y0 - H * res), lon(l.x0 + W * res), lat(l.y0)],
+    };
+  };
   return {
     pixels,
     async tile(request, abort) {
+      if (request.type === "json") {
+        const m = /^([a-z][a-z0-9+.-]*):\/\/([^#]+)(?:#(.*))?$/i.exec(request.url);
+        if (!m) throw new ShardfetchError("InvalidSelection", `${request.url}: not <protocol>://<url>#<options>`, { url: request.url });
+        return { data: { tilejson: "2.2.0", ...(await source(m[2], { protocol: m[1], query: m[3] ?? "" })) } };
+      }
       const rgba = await pixels(request.url, abort?.signal);
       return { data: await createImageBitmap(new ImageData(rgba as Uint8ClampedArray<ArrayBuffer>, TILE, TILE)) };
     },
-    async source(url, { protocol = "shardfetch", query = "" } = {}) {
-      const r = await raster(url);
-      const l = r.levels[0];
-      const [H, W] = l.array.shape.slice(-2);
-      const res = resolution(l.zoom);
-      const lon = (x: number) => (x / HALF) * 180;
-      const lat = (y: number) => (Math.atan(Math.sinh((y / HALF) * Math.PI)) * 180) / Math.PI;
-      return {
-        type: "raster",
-        tiles: [`${protocol}://${url}/{z}/{x}/{y}${query ? `?${query}` : ""}`],
-        tileSize: TILE,
-        minzoom: Math.max(0, Math.min(...r.levels.map((v) => v.zoom)) - 3),
-        maxzoom: l.zoom,
-        bounds: [lon(l.x0), lat(l.y0 - H * res), lon(l.x0 + W * res), lat(l.y0)],
-      };
-    },
+    source,
     close() {
       for (const p of rasters.values()) void p.then((r) => r.close(), () => undefined);
       rasters.clear();

@@ -125,6 +125,10 @@ test("shardfetch/maplibre: a grid other than Web Mercator's is an UnsupportedFor
     assert.equal(src.tiles[0], `shardfetch://${data.url}/fixtures/data/maplibre/mercator_rgb.tif/{z}/{x}/{y}`);
     // Tile (34, 22) of zoom 6: longitudes 11.25 to 16.875.
     assert.ok(Math.abs(src.bounds[0] - 11.25) < 1e-9 && Math.abs(src.bounds[2] - 16.875) < 1e-9, String(src.bounds));
+    // A source's `url: "shardfetch://<url>#<options>"`: its TileJSON, the options on its tiles.
+    const tj = await proto.tile({ url: `shardfetch://${data.url}/fixtures/data/maplibre/mercator_u16.tif#colormap=magma&min=0&max=999`, type: "json" });
+    assert.equal(tj.data.tiles[0], `shardfetch://${data.url}/fixtures/data/maplibre/mercator_u16.tif/{z}/{x}/{y}?colormap=magma&min=0&max=999`);
+    assert.deepEqual([tj.data.minzoom, tj.data.maxzoom, tj.data.tilejson], [0, 5, "2.2.0"]);
     // uint16 without min/max: a typed error, not a guess.
     await assert.rejects(proto.pixels(`shardfetch://${data.url}/fixtures/data/maplibre/mercator_u16.tif/5/17/11`), { code: "UnsupportedDataType" });
   } finally {
@@ -216,17 +220,17 @@ for (const [name, z, query, cmap] of [
   });
 }
 
-test("MapLibre GL JS draws an RGB COG through shardfetch/maplibre at zoom 6 and (its overview) 5: screen pixels are GDAL's RGB values", async () => {
+test("MapLibre GL JS draws an RGB COG through shardfetch/maplibre at zoom 6 and (its overview, the source given as TileJSON) 5: screen pixels are GDAL's RGB values", async () => {
   const fx = fixture("mercator_rgb");
-  for (const z of [6, 5]) {
+  for (const [z, form] of [[6, "tiles"], [5, "tilejson"]]) {
     const l = fx.levels.find((v) => v.zoom === z);
     const [cx, cy] = [l.px + Math.round(l.W / 2), l.py + Math.round(l.H / 2)];
-    const { shot, error } = await drawn(fx.path, { z, cx, cy });
+    const { shot, error } = await drawn(fx.path, { z, cx, cy, form });
     assert.equal(error, undefined, JSON.stringify(error));
     compare(shot, (x, y) => {
       const r = valueAt(fx, z, x + cx - 256, y + cy - 256, 0);
       return r === undefined ? [0, 0, 0] : [0, 1, 2].map((b) => valueAt(fx, z, x + cx - 256, y + cy - 256, b));
-    }, `mercator_rgb at zoom ${z}`);
+    }, `mercator_rgb at zoom ${z} (${form})`);
   }
 });
 

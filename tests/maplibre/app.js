@@ -22,7 +22,9 @@ if (lib === "geomatico") {
   const protocol = createProtocol();
   window.__protocol = protocol;
   maplibregl.addProtocol("shardfetch", protocol.tile);
-  tiles = [`shardfetch://${q.get("url")}/{z}/{x}/{y}${q.get("query") ? `?${q.get("query")}` : ""}`];
+  // `form=tilejson`: the source names the file (`url`), the protocol answers its TileJSON.
+  if (q.get("form") === "tilejson") tilejson = `shardfetch://${q.get("url")}${q.get("query") ? `#${q.get("query")}` : ""}`;
+  else tiles = [`shardfetch://${q.get("url")}/{z}/{x}/{y}${q.get("query") ? `?${q.get("query")}` : ""}`];
 }
 
 // `w`, `h`: the map's size (the benchmark's 1024 × 768; the test's 512 × 512).
