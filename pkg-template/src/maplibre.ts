@@ -320,8 +320,10 @@ export function createProtocol(options: ProtocolOptions = {}): Protocol {
     if (!p) {
       p = openRaster(url, openOptions);
       rasters.set(url, p);
-      // A failed open is not kept: the next tile tries again (its error is MapLibre's tile error).
-      p.catch(() => rasters.delete(url));
+      // A file that cannot be drawn fails every tile at once; a network failure is tried again.
+      p.catch((e: { code?: string }) => {
+        if (e?.code === "Network" || e?.code === "HttpError" || e?.code === "Aborted") rasters.delete(url);
+      });
     }
     return p;
   };
