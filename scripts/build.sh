@@ -57,6 +57,9 @@ node_modules/.bin/esbuild pkg-template/src/index.ts pkg-template/src/worker.ts p
 # shardfetch/viv: the Viv adapter, importing the package's entry (one module instance).
 node_modules/.bin/esbuild pkg-template/src/viv.ts \
   --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --log-level=warning
+# shardfetch/maplibre: MapLibre's addProtocol tiles, likewise (MapLibre itself is not imported).
+node_modules/.bin/esbuild pkg-template/src/maplibre.ts \
+  --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --external:maplibre-gl --log-level=warning
 cp pkg-template/package.json pkg-template/README.md "$OUT/"
 
 echo "[build] verify the optimised module loads"

@@ -159,6 +159,16 @@ npm_packages() {
     say "tests/viv/node_modules: up to date"
   fi
 
+  # 4d. MapLibre GL JS (and maplibre-cog-protocol, its COG path) for tests/maplibre, apart too.
+  mstamp=tests/maplibre/node_modules/.package-lock.json
+  if [ ! -f "$mstamp" ] || [ tests/maplibre/package-lock.json -nt "$mstamp" ] || [ ! -d tests/maplibre/node_modules/maplibre-gl ]; then
+    say "npm ci (tests/maplibre)"
+    npm ci --prefix tests/maplibre --no-audit --no-fund </dev/null
+    touch "$mstamp"
+  else
+    say "tests/maplibre/node_modules: up to date"
+  fi
+
 }
 
 packages_and_python > "$JOBS/apt-pip.log" 2>&1 &
