@@ -133,7 +133,8 @@ function arrayFormat(array, hdf5Kind) {
       return hdf5Kind === "netcdf4" ? "NetCDF-4 variable (HDF5)" : "HDF5 dataset";
     case "tiff": {
       const ph = PHOTOMETRIC[array.attributes?.tiff?.photometric];
-      return ph ? `TIFF image (${ph})` : "TIFF image";
+      const samples = array.dimensionNames?.[0] === "sample" ? array.shape[0] : 1;
+      return ph === "grey" && samples > 1 ? `TIFF image (${samples} samples)` : ph ? `TIFF image (${ph})` : "TIFF image";
     }
     default: {
       const where = { zip: "in a zip", references: "kerchunk references", icechunk: "Icechunk" }[array.container?.kind];

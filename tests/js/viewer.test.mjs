@@ -864,6 +864,29 @@ test("colour: an RGB TIFF (tifffile, LZW), a YCbCr JPEG COG (GDAL) and an RGB CO
       await page.close();
     }
   }
+  // GDAL's JPEG GTiffs (lossy: the fixture's tolerance of 4 levels, plus the canvas's rounding):
+  // planar RGB (each sample its own tiles: a composite tile from three chunks), and RGB + an
+  // unassociated alpha sample (ExtraSamples 2), drawn over the view's background.
+  for (const [name, [S, H, W], tol] of [["gd_jpeg_planar", [3, 32, 32], 5], ["gd_jpeg_rgba", [4, 36, 40], 8]]) {
+    const exp = expectedOf(`tiff-classes/${name}`, Uint8Array);
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff-classes/${name}.tif`, zoom: 8, cx: W / 2, cy: H / 2 });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const colourAt = (x, y) => {
+        const v = (k) => exp[k * H * W + y * W + x];
+        const a = S === 4 ? v(3) : 255;
+        return [0, 1, 2].map((k) => Math.round((v(k) * a + BACKGROUND[k] * (255 - a)) / 255));
+      };
+      const n = checkColours(img, geo, [W, H], colourAt, `${name} composite`, tol);
+      assert.equal(n, H * W);
+    } finally {
+      await page.close();
+    }
+  }
   // gd_cog_rgb_zstd: a COG with overviews (a multiscale of axes c, y, x): the composite too.
   {
     const exp = expectedOf("tiff/gd_cog_rgb_zstd_0", Uint8Array);
