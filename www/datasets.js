@@ -1,7 +1,7 @@
 // Dataset adapters: turn a URL into the multiscale description the viewer draws.
 //
 // A Dataset is
-//   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, channels, close() }
+//   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, channels, coords, close() }
 //   axes:   [{ name, type: "space" | "time" | "channel" | "other", unit }]
 //   levels: finest first; { array, path, shape, chunkShape, shardShape, hashSharded, scale, translation }
 //           voxel i of a level covers world [translation + i·scale, translation + (i+1)·scale)
@@ -218,16 +218,21 @@ function omeChannels(ms, axes, shape) {
 
 const MAX_COORDS = 1 << 20;
 
-/** Labels of CF times (`units: "days since 2000-01-01"`): ISO dates; null for other units. */
-function cfTime(units) {
-  const m = /^\s*(days?|hours?|minutes?|seconds?|milliseconds?)\s+since\s+(.+?)\s*$/i.exec(String(units ?? ""));
-  if (!m) return null;
+const UNIT_MS = { day: 86400e3, hour: 3600e3, minute: 60e3, second: 1e3, millisecond: 1 };
+
+/**
+ * Labels of CF times (`units: "days since 2000-01-01"`) as ISO dates; null for other units, and
+ * for calendars other than the Gregorian one (no leap days, 360 days: not JavaScript's dates).
+ */
+function cfTime(units, calendar) {
+  const m = /^\s*(day|hour|minute|second|millisecond)s?\s+since\s+(.+?)\s*$/i.exec(String(units ?? ""));
+  if (!m || !["", "standard", "gregorian", "proleptic_gregorian"].includes(String(calendar ?? "").toLowerCase())) return null;
   let ref = m[2].trim().replace(" ", "T");
   if (/^\d{4}-\d{1,2}-\d{1,2}$/.test(ref)) ref += "T00:00:00";
   if (!/(Z|[+-]\d\d:?\d\d)$/.test(ref)) ref += "Z";
   const t0 = Date.parse(ref);
   if (!Number.isFinite(t0)) return null;
-  const ms = { d: 86400e3, h: 3600e3, mi: 60e3, s: 1e3 }[m[1].toLowerCase().startsWith("mil") ? "ms" : m[1][0].toLowerCase() === "m" ? "mi" : m[1][0].toLowerCase()] ?? 1;
+  const ms = UNIT_MS[m[1].toLowerCase()];
   return (v) => {
     const d = new Date(t0 + v * ms);
     if (!Number.isFinite(d.getTime())) return String(v);
@@ -236,6 +241,7 @@ function cfTime(units) {
   };
 }
 
+/** A coordinate value as the axes and the cursor show it (six significant digits). */
 export function formatCoord(v) {
   if (!Number.isFinite(v)) return String(v);
   return Number.isInteger(v) ? String(v) : String(+v.toPrecision(6));
@@ -277,7 +283,7 @@ async function coordinatesOf(api, array, signal) {
           const values = Float64Array.from(r.data, Number);
           const at = a.attributes ?? {};
           const units = typeof at.units === "string" ? at.units : "";
-          const time = cfTime(units);
+          const time = cfTime(units, at.calendar);
           return { name, values, units, longName: typeof at.long_name === "string" ? at.long_name : "", label: time ?? formatCoord };
         } finally {
           a.close?.();

@@ -257,6 +257,7 @@ function syncChannels() {
   if (!ds?.channels) return;
   const composing = viewer.composing();
   $("channel-list").hidden = !composing;
+  $("channel-auto").hidden = !composing;
   $("display").hidden = composing;
   if (viewer.composite.version === channelsVersion) return;
   channelsVersion = viewer.composite.version;
@@ -269,6 +270,7 @@ function syncChannels() {
   }
 }
 
+$("channel-auto").addEventListener("click", () => viewer.autoContrast());
 $("channel-mode").addEventListener("change", () => {
   viewer.setComposite($("channel-mode").value === "composite");
   buildSliders(viewer.ds);
