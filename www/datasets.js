@@ -1,14 +1,21 @@
 // Dataset adapters: turn a URL into the multiscale description the viewer draws.
 //
 // A Dataset is
-//   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, close() }
+//   { url, format, name, dtype, axes, levels, display: { h, v }, labels, window, channels, coords, close() }
 //   axes:   [{ name, type: "space" | "time" | "channel" | "other", unit }]
 //   levels: finest first; { array, path, shape, chunkShape, shardShape, hashSharded, scale, translation }
 //           voxel i of a level covers world [translation + i·scale, translation + (i+1)·scale)
 //   display: default axis indices for the horizontal and vertical screen directions
 //   window:  optional initial contrast limits { lo, hi } from the metadata (OMERO)
+//   channels: null, or the colours the file gives the channels of one axis (drawn as a colour
+//           composite): { axis, source, ycbcr, premultiplied, list: [{ label, colour: [r, g, b] |
+//           null, role: "colour" | "alpha", window: { lo, hi } | null, visible }] }
+//   coords:  null, or per axis null or { name, values (level-0 index → coordinate), units,
+//           label(value) } (a NetCDF variable's 1-D coordinate variables)
 //
 // Each format is one small adapter below; all read through shardfetch's open/openArray.
+
+import { hexColour } from "./render.js";
 
 /** Options for every array the viewer opens: the library's defaults (neighbouring tiles share a request). */
 const READ = {};
@@ -114,9 +121,33 @@ function closeAll(levels) {
   }
 }
 
-// --- plain arrays (Zarr v3 / v2) ----------------------------------------------------------------
+// --- plain arrays (Zarr v3 / v2, and what the library presents as one) -----------------------
 
-function plainArray(array) {
+/** What the panel calls a single array: the format it was read from, not how it is presented. */
+function arrayFormat(array, hdf5Kind) {
+  const sharded = array.shardShape ? "sharded" : "";
+  switch (array.container?.kind) {
+    case "netcdf3":
+      return "NetCDF-3 variable";
+    case "hdf5":
+      return hdf5Kind === "netcdf4" ? "NetCDF-4 variable (HDF5)" : "HDF5 dataset";
+    case "tiff": {
+      const ph = PHOTOMETRIC[array.attributes?.tiff?.photometric];
+      const samples = array.dimensionNames?.[0] === "sample" ? array.shape[0] : 1;
+      return ph === "grey" && samples > 1 ? `TIFF image (${samples} samples)` : ph ? `TIFF image (${ph})` : "TIFF image";
+    }
+    default: {
+      const where = { zip: "in a zip", references: "kerchunk references", icechunk: "Icechunk" }[array.container?.kind];
+      const notes = [sharded, where].filter(Boolean);
+      const base = array.format === "zarr2" ? "Zarr v2 array" : array.format === "precomputed" ? "Neuroglancer precomputed" : "Zarr array";
+      return notes.length ? `${base} (${notes.join(", ")})` : base;
+    }
+  }
+}
+
+const PHOTOMETRIC = { 0: "min-is-white", 1: "grey", 2: "RGB", 3: "palette", 5: "CMYK", 6: "YCbCr" };
+
+async function plainArray(api, array, signal) {
   const n = array.shape.length;
   const names = array.dimensionNames?.some((d) => d) ? array.dimensionNames.map((d, i) => d ?? `dim_${i}`) : null;
   const fallback = ["t", "c", "z", "y", "x"];
@@ -125,9 +156,12 @@ function plainArray(array) {
     return { name, type: names ? axisType(name) : n <= 3 ? "space" : "other", unit: "" };
   });
   const levels = [levelOf(array, "", axes.map(() => 1), axes.map(() => 0))];
+  const channels = tiffChannels(array, axes.findIndex((a) => a.name === "sample"));
+  if (channels) axes[channels.axis].type = "channel";
+  const { coords, hdf5Kind } = await coordinatesOf(api, array, signal);
   return {
     url: array.url,
-    format: array.shardShape ? "Zarr array (sharded)" : "Zarr array",
+    format: arrayFormat(array, hdf5Kind),
     name: array.url.split("/").pop() || array.url,
     dtype: array.dtype,
     axes,
@@ -135,8 +169,131 @@ function plainArray(array) {
     display: defaultDisplay(axes, array.shape),
     labels: array.dtype === "uint64",
     window: null,
+    channels,
+    coords,
     close: () => closeAll(levels),
   };
+}
+
+// --- colour: TIFF photometric, OME channel colours ---------------------------------------------
+
+const RGB = [[255, 0, 0], [0, 255, 0], [0, 0, 255]];
+
+/**
+ * A TIFF image of Photometric RGB (2) or YCbCr (6) with 3 or more samples on axis `axis`: its
+ * first three samples as red, green, blue, and an alpha sample when ExtraSamples (tag 338) says
+ * the fourth is one. JPEG-compressed YCbCr arrives as RGB (the decoder converts it); any other
+ * YCbCr as the samples stored. Other photometrics (grey, palette, CMYK…): null.
+ */
+function tiffChannels(array, axis) {
+  const tiff = array.attributes?.tiff;
+  const ph = tiff?.photometric;
+  if (axis < 0 || (ph !== 2 && ph !== 6) || array.shape[axis] < 3) return null;
+  const ycbcr = ph === 6 && tiff.compression !== 7;
+  const full = array.dtype === "uint8" ? { lo: 0, hi: 255 } : null;
+  const list = ["R", "G", "B"].map((label, k) => ({ label, colour: RGB[k], role: "colour", window: full, visible: true }));
+  const extra = [tiff.tags?.["338"]].flat()[0];
+  if (array.shape[axis] >= 4 && (extra === 1 || extra === 2)) {
+    const max = { uint8: 255, uint16: 65535 }[array.dtype] ?? 1;
+    list.push({ label: "A", colour: null, role: "alpha", window: { lo: 0, hi: max }, visible: true });
+  }
+  return { axis, source: `TIFF Photometric ${ph === 2 ? "RGB" : "YCbCr"}`, ycbcr, premultiplied: extra === 1, shared: true, list };
+}
+
+/** OME `omero.channels` with colours for the channel axis: each its colour and window. */
+function omeChannels(ms, axes, shape) {
+  const chans = ms.omero?.channels;
+  const axis = axes.findIndex((a) => a.type === "channel");
+  if (!Array.isArray(chans) || axis < 0 || chans.length !== shape[axis] || chans.length < 2) return null;
+  if (!chans.some((c) => hexColour(c?.color))) return null;
+  const list = chans.map((c, k) => {
+    const w = c?.window;
+    const window = w && Number.isFinite(w.start) && Number.isFinite(w.end) && w.end > w.start ? { lo: w.start, hi: w.end } : null;
+    return { label: String(c?.label || `channel ${k}`), colour: hexColour(c?.color) ?? [255, 255, 255], role: "colour", window, visible: c?.active !== false };
+  });
+  return { axis, source: "OME channel colours", ycbcr: false, premultiplied: false, shared: false, list };
+}
+
+// --- coordinates: a NetCDF variable's 1-D coordinate variables -------------------------------
+
+const MAX_COORDS = 1 << 20;
+
+const UNIT_MS = { day: 86400e3, hour: 3600e3, minute: 60e3, second: 1e3, millisecond: 1 };
+
+/**
+ * Labels of CF times (`units: "days since 2000-01-01"`) as ISO dates; null for other units, and
+ * for calendars other than the Gregorian one (no leap days, 360 days: not JavaScript's dates).
+ */
+function cfTime(units, calendar) {
+  const m = /^\s*(day|hour|minute|second|millisecond)s?\s+since\s+(.+?)\s*$/i.exec(String(units ?? ""));
+  if (!m || !["", "standard", "gregorian", "proleptic_gregorian"].includes(String(calendar ?? "").toLowerCase())) return null;
+  let ref = m[2].trim().replace(" ", "T");
+  if (/^\d{4}-\d{1,2}-\d{1,2}$/.test(ref)) ref += "T00:00:00";
+  if (!/(Z|[+-]\d\d:?\d\d)$/.test(ref)) ref += "Z";
+  const t0 = Date.parse(ref);
+  if (!Number.isFinite(t0)) return null;
+  const ms = UNIT_MS[m[1].toLowerCase()];
+  return (v) => {
+    const d = new Date(t0 + v * ms);
+    if (!Number.isFinite(d.getTime())) return String(v);
+    const iso = d.toISOString();
+    return iso.endsWith("T00:00:00.000Z") ? iso.slice(0, 10) : iso.replace(/\.000Z$/, "Z").replace("T", " ");
+  };
+}
+
+/** A coordinate value as the axes and the cursor show it (six significant digits). */
+export function formatCoord(v) {
+  if (!Number.isFinite(v)) return String(v);
+  return Number.isInteger(v) ? String(v) : String(+v.toPrecision(6));
+}
+
+/**
+ * A NetCDF or HDF5 variable's coordinates: for each of its dimensionNames, the 1-D variable of
+ * that name and length in its group or an enclosing one (NetCDF-4 scoping), read whole. Also
+ * whether the HDF5 file is a NetCDF-4 one (its root's `_NCProperties`, or dimension names).
+ */
+async function coordinatesOf(api, array, signal) {
+  const kind = array.container?.kind;
+  if (kind !== "netcdf3" && kind !== "hdf5") return { coords: null, hdf5Kind: null };
+  let root;
+  try {
+    root = await api.open(array.container.url, { ...READ, signal });
+  } catch (e) {
+    if (e?.code === "Aborted") throw e;
+    return { coords: null, hdf5Kind: array.dimensionNames ? "netcdf4" : null };
+  }
+  const hdf5Kind = root.attributes?._NCProperties !== undefined || array.dimensionNames?.some((d) => d) ? "netcdf4" : null;
+  const base = array.container.url.replace(/\/+$/, "");
+  const rel = array.url.startsWith(`${base}/`) ? array.url.slice(base.length + 1) : "";
+  const dirs = rel.split("/").slice(0, -1);
+  const coords = await Promise.all(
+    (array.dimensionNames ?? []).map(async (name, k) => {
+      if (!name || !("open" in root)) return null;
+      for (let d = dirs.length; d >= 0; d--) {
+        let a;
+        try {
+          a = await root.open([...dirs.slice(0, d), name].join("/"), { ...READ, signal });
+        } catch (e) {
+          if (e?.code === "Aborted") throw e;
+          continue;
+        }
+        try {
+          if (!("shape" in a) || a.shape.length !== 1 || a.shape[0] !== array.shape[k] || a.shape[0] > MAX_COORDS || !/int|float/.test(a.dtype)) continue;
+          const r = await a.get([null], { signal });
+          const values = Float64Array.from(r.data, Number);
+          const at = a.attributes ?? {};
+          const units = typeof at.units === "string" ? at.units : "";
+          const time = cfTime(units, at.calendar);
+          return { name, values, units, longName: typeof at.long_name === "string" ? at.long_name : "", label: time ?? formatCoord };
+        } finally {
+          a.close?.();
+        }
+      }
+      return null;
+    }),
+  );
+  root.close?.();
+  return { coords: coords.some(Boolean) ? coords : null, hdf5Kind };
 }
 
 // --- multiscale images: OME-Zarr (0.4, 0.5) and Neuroglancer precomputed --------------------
@@ -155,6 +312,9 @@ function fromMultiscale(ms, { sharded = false, container = null } = {}) {
   const levels = ms.levels.map((l) => levelOf(l.array, l.path, l.scale, l.translation, sharded && Boolean(l.array.scales?.[l.array.scaleIndex]?.sharded)));
   const precomputed = ms.format === "precomputed";
   const w = ms.omero?.channels?.[0]?.window;
+  const array0 = ms.levels[0].array;
+  // a COG's levels keep the TIFF's sample axis as "c": its photometric says RGB
+  const channels = container?.kind === "tiff" && !ms.omero ? tiffChannels(array0, axes.findIndex((a) => a.type === "channel" || a.name === "c")) : omeChannels(ms, axes, levels[0].shape);
   return {
     url: ms.url,
     format: formatOf(ms, container),
@@ -166,6 +326,8 @@ function fromMultiscale(ms, { sharded = false, container = null } = {}) {
     display: precomputed ? { h: 0, v: 1 } : defaultDisplay(axes, levels[0].shape),
     labels: precomputed ? ms.levels[0].array.attributes?.type === "segmentation" : ms.imageLabel !== null || levels[0].array.dtype === "uint64",
     window: w && Number.isFinite(w.start) && Number.isFinite(w.end) && w.end > w.start ? { lo: w.start, hi: w.end } : null,
+    channels,
+    coords: null,
     close: () => ms.close(),
   };
 }
@@ -259,7 +421,7 @@ async function open(api, input, { signal } = {}) {
     let node = await api.open(url, { ...READ, signal });
     if ("shape" in node) {
       if (Array.isArray(node.scales)) return fromMultiscale(await api.openMultiscale(node, { ...READ, signal }), { sharded: true });
-      return plainArray(node);
+      return await plainArray(api, node, signal);
     }
     // Several images (bioformats2raw's layout, an OME-TIFF of several series): the first.
     if (node.attributes?.["bioformats2raw.layout"] !== undefined || node.attributes?.ome?.["bioformats2raw.layout"] !== undefined) {

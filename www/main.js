@@ -10,10 +10,12 @@
 //   lo, hi contrast limits (otherwise automatic from the data)
 //   cmap   grey | oklab | fire | labels
 //   level  pin a pyramid level (otherwise chosen by zoom)
+//   mode   channel: one channel at a time (the default for an image whose file gives its channels
+//          colours, an RGB TIFF or OME channel colours, is their colour composite)
 //   cacheMB tile cache budget (default 256), inflight: max concurrent chunk requests (default 8)
 
 import * as shardfetch from "shardfetch";
-import { openDataset, DatasetError, inputOf } from "./datasets.js";
+import { openDataset, DatasetError, inputOf, formatCoord } from "./datasets.js";
 import { Viewer } from "./viewer.js";
 import { COLORMAPS } from "./render.js";
 
@@ -40,6 +42,7 @@ function paramsToInitial(q) {
     hi: num(q.get("hi")),
     cmap: q.get("cmap") ?? undefined,
     level: num(q.get("level")),
+    mode: q.get("mode") ?? undefined,
   };
 }
 
@@ -48,6 +51,7 @@ const viewer = new Viewer($("canvas"), {
   cacheBytes: (num(q0.get("cacheMB")) ?? 256) * 2 ** 20,
   maxInFlight: num(q0.get("inflight")) ?? 8,
   onStats: () => renderStats(),
+  onFrame: () => renderAxes(),
   onTileError: (e) => {
     if (!tileErrorShown) {
       tileErrorShown = true;
@@ -142,9 +146,13 @@ const UNITS = { micrometer: "µm", nanometer: "nm", millimeter: "mm", angstrom: 
 const unit = (a) => (a.unit ? ` ${UNITS[a.unit] ?? a.unit}` : "");
 
 function clearPanel() {
-  for (const id of ["info", "sliders", "axis-h", "axis-v", "level", "cmap"]) $(id).replaceChildren();
+  for (const id of ["info", "sliders", "axis-h", "axis-v", "level", "cmap", "channel-list"]) $(id).replaceChildren();
   $("cursor").textContent = "–";
   $("overlay").textContent = "";
+  $("channels").hidden = true;
+  $("display").hidden = false;
+  for (const id of ["axis-x", "axis-y"]) $(id).hidden = true;
+  axesKey = "";
 }
 
 function option(value, text, selected) {
@@ -169,8 +177,12 @@ function buildPanel(ds) {
     ["levels", String(ds.levels.length)],
     ["voxel", l0.scale.map((s, k) => `${+s.toPrecision(4)}${unit(ds.axes[k])}`).join(" × ")],
   ];
+  if (ds.channels) info.push(["colour", `${ds.channels.list.map((c) => c.label).join(", ")} (${ds.channels.source})`]);
+  const coords = (ds.coords ?? []).filter(Boolean);
+  if (coords.length) info.push(["coordinates", coords.map((c) => `${c.name}${c.units ? ` (${c.units})` : ""}`).join(", ")]);
   for (const [k, v] of info) {
     const dt = document.createElement("dt");
+    dt.dataset.key = k;
     dt.textContent = k;
     const dd = document.createElement("dd");
     dd.textContent = v;
@@ -193,14 +205,86 @@ function buildPanel(ds) {
     if (name === "labels" && !integer) continue;
     $("cmap").append(option(name, cm.label, viewer.colouring.name === name));
   }
+  buildChannels(ds);
   syncContrast(true);
+  renderAxes();
 }
+
+// channels: a colour composite (each channel its colour and limits) or one at a time
+let channelsVersion = -1;
+function buildChannels(ds) {
+  $("channel-list").replaceChildren();
+  $("channels").hidden = !ds.channels;
+  channelsVersion = -1;
+  if (!ds.channels) return;
+  $("channel-mode").value = viewer.compositeOn ? "composite" : "channel";
+  viewer.composite.channels.forEach((c, i) => {
+    const row = document.createElement("div");
+    row.className = "channel";
+    row.dataset.index = String(i);
+    const on = document.createElement("input");
+    Object.assign(on, { type: "checkbox", checked: c.visible, title: "show" });
+    const swatch = document.createElement("span");
+    swatch.className = "swatch";
+    swatch.style.background = c.colour ? `rgb(${c.colour.join(",")})` : "linear-gradient(45deg, #000, #fff)";
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = c.role === "alpha" ? `${c.label} (alpha)` : c.label;
+    const lo = document.createElement("input");
+    const hi = document.createElement("input");
+    for (const [el, what] of [[lo, "min"], [hi, "max"]]) {
+      Object.assign(el, { type: "number", step: "any", title: what });
+      el.className = what;
+      el.addEventListener("change", () => {
+        const a = Number(lo.value);
+        const b = Number(hi.value);
+        if (Number.isFinite(a) && Number.isFinite(b)) viewer.setChannel(i, { lo: a, hi: b });
+      });
+    }
+    on.addEventListener("change", () => {
+      viewer.setChannel(i, { visible: on.checked });
+      row.classList.toggle("off", !on.checked);
+    });
+    row.classList.toggle("off", !c.visible);
+    row.append(on, swatch, name, lo, hi);
+    $("channel-list").append(row);
+  });
+  syncChannels();
+}
+
+function syncChannels() {
+  const ds = viewer.ds;
+  if (!ds?.channels) return;
+  const composing = viewer.composing();
+  $("channel-list").hidden = !composing;
+  $("channel-auto").hidden = !composing;
+  $("display").hidden = composing;
+  if (viewer.composite.version === channelsVersion) return;
+  channelsVersion = viewer.composite.version;
+  for (const row of $("channel-list").children) {
+    const c = viewer.composite.channels[Number(row.dataset.index)];
+    for (const [sel, v] of [[".min", c.lo], [".max", c.hi]]) {
+      const el = row.querySelector(sel);
+      if (document.activeElement !== el) el.value = String(+Number(v).toPrecision(6));
+    }
+  }
+}
+
+$("channel-auto").addEventListener("click", () => viewer.autoContrast());
+$("channel-mode").addEventListener("change", () => {
+  viewer.setComposite($("channel-mode").value === "composite");
+  buildSliders(viewer.ds);
+  syncChannels();
+  syncContrast(true);
+  scheduleUrlUpdate();
+});
 
 function buildSliders(ds) {
   $("sliders").replaceChildren();
   const l0 = ds.levels[0];
   ds.axes.forEach((a, k) => {
     if (k === viewer.h || k === viewer.v || l0.shape[k] <= 1) return;
+    if (k === viewer.channelAxis && viewer.composing()) return; // all channels are drawn
     const label = document.createElement("label");
     const name = document.createElement("span");
     name.className = "name";
@@ -209,14 +293,79 @@ function buildSliders(ds) {
     Object.assign(input, { type: "range", min: 0, max: l0.shape[k] - 1, step: 1, value: viewer.at[k] });
     input.dataset.axis = a.name;
     const out = document.createElement("output");
-    out.textContent = String(viewer.at[k]);
+    out.textContent = sliderText(k, viewer.at[k]);
+    if (ds.coords?.[k] || (k === viewer.channelAxis && ds.channels)) out.className = "coord";
     input.addEventListener("input", () => {
       viewer.setAt(k, Number(input.value));
-      out.textContent = input.value;
+      out.textContent = sliderText(k, viewer.at[k]);
     });
     label.append(name, input, out);
     $("sliders").append(label);
   });
+}
+
+/** A slider's position: the index, and its coordinate (or channel name) when the file gives one. */
+function sliderText(k, i) {
+  const ds = viewer.ds;
+  const c = ds.coords?.[k];
+  if (c) return `${i} · ${c.label(c.values[i])}`;
+  if (k === viewer.channelAxis && ds.channels?.list[i]) return `${i} · ${ds.channels.list[i].label}`;
+  return String(i);
+}
+
+/** The coordinate of level-0 index `i` on axis `k`, with its units, or null. */
+function coordText(k, i) {
+  const c = viewer.ds?.coords?.[k];
+  if (!c || !(i >= 0 && i < c.values.length)) return null;
+  const v = c.label(c.values[i]);
+  return c.label === formatCoord && c.units ? `${v} ${c.units}` : v;
+}
+
+// --- coordinate axes --------------------------------------------------------------------------------
+
+let axesKey = "";
+/** Index steps of 1, 2, 5 × 10^n, the smallest at least `x`. */
+function niceStep(x) {
+  if (!(x > 1)) return 1;
+  const p = 10 ** Math.floor(Math.log10(x));
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= x);
+}
+
+/** Ticks of the coordinates of the displayed axes along the top (horizontal) and left edges. */
+function renderAxes() {
+  const ds = viewer.ds;
+  const key = ds && ds.coords ? [viewer.h, viewer.v, viewer.center, viewer.zoom, viewer.W, viewer.H].join("|") : "";
+  if (key === axesKey) return;
+  axesKey = key;
+  const l0 = ds?.levels[0];
+  for (const [id, k, ci, size, spacing] of [["axis-x", viewer.h, 0, viewer.W, 80], ["axis-y", viewer.v, 1, viewer.H, 36]]) {
+    const el = $(id);
+    const c = key ? ds.coords[k] : null;
+    el.hidden = !c;
+    if (!c) continue;
+    const s = l0.scale[k];
+    const t = l0.translation[k];
+    const px = viewer.zoom * s; // CSS pixels per level-0 voxel
+    const world = (screen) => viewer.center[ci] + (screen - size / 2) / viewer.zoom;
+    const i0 = Math.max(0, Math.floor((world(0) - t) / s));
+    const i1 = Math.min(l0.shape[k] - 1, Math.ceil((world(size) - t) / s));
+    const step = niceStep(spacing / px);
+    const ticks = [];
+    for (let i = Math.ceil(i0 / step) * step; i <= i1 && ticks.length < 200; i += step) {
+      const at = (t + (i + 0.5) * s - viewer.center[ci]) * viewer.zoom + size / 2;
+      if (at < (ci === 0 ? 70 : 40) || at > size - (ci === 0 ? 120 : 4)) continue; // clear of the corner and the title
+      const tick = document.createElement("span");
+      tick.className = "tick";
+      tick.dataset.index = String(i);
+      tick.style[ci === 0 ? "left" : "top"] = `${at - (ci === 0 ? 0 : 18)}px`;
+      tick.textContent = c.label(c.values[i]);
+      ticks.push(tick);
+    }
+    const title = document.createElement("span");
+    title.className = "axis-title";
+    title.textContent = `${c.longName || c.name}${c.units ? ` (${c.units})` : ""}`;
+    el.replaceChildren(title, ...ticks);
+  }
 }
 
 function syncSliders() {
@@ -224,7 +373,7 @@ function syncSliders() {
     const k = viewer.ds.axes.findIndex((a) => a.name === input.dataset.axis);
     if (Number(input.value) !== viewer.at[k]) {
       input.value = viewer.at[k];
-      input.nextElementSibling.textContent = String(viewer.at[k]);
+      input.nextElementSibling.textContent = sliderText(k, viewer.at[k]);
     }
   }
 }
@@ -348,6 +497,7 @@ function renderStats() {
   ].join("\n");
   syncContrast();
   syncSliders();
+  syncChannels();
   renderCursor();
   scheduleUrlUpdate();
 }
@@ -358,8 +508,22 @@ function renderCursor() {
     $("cursor").textContent = "–";
     return;
   }
-  const pos = viewer.ds.axes.map((a, k) => `${a.name} ${p.position[k]}`).join("  ");
-  const value = p.value === undefined ? "(not loaded)" : `${typeof p.value === "number" && !Number.isInteger(p.value) ? p.value.toPrecision(6) : p.value}`;
+  const ds = viewer.ds;
+  const pos = ds.axes
+    .map((a, k) => {
+      if (k === viewer.channelAxis && viewer.composing()) return null;
+      const c = coordText(k, p.position[k]);
+      return c === null ? `${a.name} ${p.position[k]}` : `${a.name} ${p.position[k]} = ${c}`;
+    })
+    .filter(Boolean)
+    .join("  ");
+  const one = (v) => `${typeof v === "number" && !Number.isInteger(v) ? v.toPrecision(6) : v}`;
+  const value =
+    p.value === undefined
+      ? "(not loaded)"
+      : Array.isArray(p.value)
+        ? p.value.map((v, i) => `${ds.channels.list[i]?.label ?? i} ${one(v)}`).join("  ")
+        : one(p.value);
   $("cursor").textContent = `${pos}\nvalue ${value}${p.level ? `  (level ${p.level})` : ""}`;
 }
 
@@ -382,6 +546,8 @@ function scheduleUrlUpdate() {
       q.set("hi", String(viewer.colouring.hi));
     }
     q.set("cmap", viewer.colouring.name);
+    if (viewer.ds.channels && !viewer.compositeOn) q.set("mode", "channel");
+    else q.delete("mode");
     if (viewer.pin !== null) q.set("level", String(viewer.pin));
     else q.delete("level");
     const next = `?${q.toString().replace(/%2F/g, "/").replace(/%3A/g, ":").replace(/%2C/g, ",")}`;

@@ -278,3 +278,110 @@ export function autoLimits(planes, qlo = 0.005, qhi = 0.998) {
   if (hi <= lo) hi = lo + 1;
   return { lo, hi, min: s[0], max: s[n - 1] };
 }
+
+// --- colour composites ------------------------------------------------------------------------
+
+/** "FF00FF" (OME `omero.channels[].color`) → [r, g, b], or null. */
+export function hexColour(s) {
+  const m = /^#?([0-9a-f]{6})$/i.exec(String(s ?? "").trim());
+  if (!m) return null;
+  const n = parseInt(m[1], 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+/**
+ * Colours of several channels added up: channel c's entry e = round(t·255) (t as in a colormap,
+ * from its own limits) adds e·colour/255 to the pixel, clamped at 255. An RGB image is three
+ * channels coloured red, green, blue; YCbCr samples (`ycbcr`) are turned into RGB first (JPEG's
+ * full-range equations), then limited per component. A channel of role "alpha" gives the pixel's
+ * opacity (`premultiplied`: the colours were stored multiplied by it). A pixel whose channels are
+ * all NaN is transparent.
+ */
+export class CompositeColouring {
+  /** @param {{label: string, colour: number[] | null, role?: string, lo: number, hi: number, visible?: boolean}[]} channels */
+  constructor(channels, { ycbcr = false, premultiplied = false } = {}) {
+    this.channels = channels.map((c) => ({ visible: true, role: "colour", ...c }));
+    this.ycbcr = ycbcr;
+    this.premultiplied = premultiplied;
+    this.version = 1;
+  }
+
+  /** Change channel `i` ({lo, hi, visible}); true when something changed. */
+  set(i, { lo, hi, visible }) {
+    const c = this.channels[i];
+    if (!c) return false;
+    const next = { lo: lo ?? c.lo, hi: hi ?? c.hi, visible: visible ?? c.visible };
+    if (next.lo === c.lo && next.hi === c.hi && next.visible === c.visible) return false;
+    Object.assign(c, next);
+    this.version++;
+    return true;
+  }
+
+  /** The same limits for every channel. */
+  setAll({ lo, hi }) {
+    let changed = false;
+    for (let i = 0; i < this.channels.length; i++) changed = this.set(i, { lo, hi }) || changed;
+    return changed;
+  }
+
+  /** Colour `planes` (one values array per channel, same length) into `out`. */
+  colour(planes, out) {
+    const n = out.length;
+    const acc = new Float32Array(n * 3);
+    const seen = new Uint8Array(n);
+    let alpha = null;
+    const entry = (c, v) => {
+      const d = c.hi - c.lo;
+      let e = d > 0 ? Math.round(((v - c.lo) * 255) / d) : v >= c.hi ? 255 : 0;
+      return e < 0 ? 0 : e > 255 ? 255 : e;
+    };
+    // YCbCr → RGB (ITU-R BT.601 full range, as JPEG and libtiff's TIFFYCbCrToRGB defaults)
+    let source = planes;
+    if (this.ycbcr && planes.length >= 3) {
+      const [Y, Cb, Cr] = planes;
+      const rgb = [new Float32Array(n), new Float32Array(n), new Float32Array(n)];
+      for (let i = 0; i < n; i++) {
+        const y = Number(Y[i]), cb = Number(Cb[i]) - 128, cr = Number(Cr[i]) - 128;
+        rgb[0][i] = y + 1.402 * cr;
+        rgb[1][i] = y - 0.344136 * cb - 0.714136 * cr;
+        rgb[2][i] = y + 1.772 * cb;
+      }
+      source = [...rgb, ...planes.slice(3)];
+    }
+    this.channels.forEach((c, k) => {
+      const vals = source[k];
+      if (!vals || !c.visible) return;
+      if (c.role === "alpha") {
+        alpha = new Uint8Array(n);
+        for (let i = 0; i < n; i++) {
+          const v = Number(vals[i]);
+          alpha[i] = v === v ? entry(c, v) : 0;
+        }
+        return;
+      }
+      const [r, g, b] = c.colour ?? [255, 255, 255];
+      for (let i = 0; i < n; i++) {
+        const v = Number(vals[i]);
+        if (v !== v) continue;
+        const e = entry(c, v);
+        acc[3 * i] += e * r;
+        acc[3 * i + 1] += e * g;
+        acc[3 * i + 2] += e * b;
+        seen[i] = 1;
+      }
+    });
+    for (let i = 0; i < n; i++) {
+      if (!seen[i]) {
+        out[i] = 0;
+        continue;
+      }
+      const a = alpha ? alpha[i] : 255;
+      const k = this.premultiplied && a > 0 && a < 255 ? 255 / a : 1;
+      const ch = (x) => {
+        const y = Math.round((x / 255) * k);
+        return y > 255 ? 255 : y;
+      };
+      out[i] = rgba(ch(acc[3 * i]), ch(acc[3 * i + 1]), ch(acc[3 * i + 2]), a);
+    }
+  }
+}

@@ -8,7 +8,7 @@
 // The public view API (URL parameters, setView) speaks level-0 voxel units: cx, cy, zoom.
 
 import { ByteLru, ChunkLoader } from "./tiles.js";
-import { Colouring, autoLimits, extractPlane } from "./render.js";
+import { Colouring, CompositeColouring, autoLimits, extractPlane } from "./render.js";
 
 const BACKGROUND = "#101114";
 const FRAME_BUDGET_MS = 10; // main-thread time per frame for cutting and colouring tiles
@@ -17,14 +17,15 @@ const MAX_TILES = 4096; // a pinned or fallback level needing more tiles than th
 export class Viewer {
   /**
    * @param {HTMLCanvasElement} canvas
-   * @param {{cacheBytes?: number, maxInFlight?: number, onStats?: () => void, onTileError?: (e: any, key: string) => void}} options
+   * @param {{cacheBytes?: number, maxInFlight?: number, onStats?: () => void, onFrame?: () => void, onTileError?: (e: any, key: string) => void}} options
    */
-  constructor(canvas, { cacheBytes = 256 * 2 ** 20, maxInFlight = 8, onStats, onTileError } = {}) {
+  constructor(canvas, { cacheBytes = 256 * 2 ** 20, maxInFlight = 8, onStats, onFrame, onTileError } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext("2d", { alpha: false });
     this.cacheBytes = cacheBytes;
     this.maxInFlight = maxInFlight;
     this.onStats = onStats;
+    this.onFrame = onFrame;
     this.onTileError = onTileError;
     this.ds = null;
     this.W = 1;
@@ -48,14 +49,16 @@ export class Viewer {
 
   /**
    * Show a dataset. `initial`: { cx, cy, zoom, at: {axisName: index}, h, v (axis names), lo, hi,
-   * cmap, level } (all optional), `t0`: performance.now() when opening began.
+   * cmap, level, mode: "composite" | "channel" } (all optional), `t0`: performance.now() when
+   * opening began. A dataset whose file gives its channels colours (`ds.channels`) is drawn as
+   * their colour composite unless `mode` is "channel".
    */
   setDataset(ds, initial = {}, t0 = performance.now()) {
     this.close();
     if (ds.levels[0].shape.length < 2) throw new Error("only arrays with at least 2 dimensions can be shown");
     this.ds = ds;
     this.t0 = t0;
-    this.cache = new ByteLru(this.cacheBytes, (key) => this.#evicted(key));
+    this.cache = new ByteLru(this.cacheBytes, (key, value) => this.#evicted(key, value));
     this.planesOf = new Map(); // chunk key → Set of plane keys cut from it (views into it)
     this.loader = new ChunkLoader({
       cache: this.cache,
@@ -86,6 +89,17 @@ export class Viewer {
     else if (ds.window) this.colouring.set(ds.window);
     this.autoPending = !manual && !ds.window && this.colouring.name !== "labels";
     this.manualContrast = manual;
+    // channels drawn together: each its colour and limits (the file's window, else automatic)
+    this.channelAxis = ds.channels ? ds.channels.axis : -1;
+    this.compositeOn = Boolean(ds.channels) && initial.mode !== "channel";
+    this.composite = ds.channels
+      ? new CompositeColouring(
+          ds.channels.list.map((c) => ({ label: c.label, colour: c.colour, role: c.role, lo: c.window?.lo ?? 0, hi: c.window?.hi ?? 1, visible: c.visible })),
+          { ycbcr: ds.channels.ycbcr, premultiplied: ds.channels.premultiplied },
+        )
+      : null;
+    if (this.composite && manual) this.composite.setAll({ lo: initial.lo, hi: initial.hi });
+    this.compositeAutoPending = Boolean(this.composite) && !manual && ds.channels.list.some((c) => !c.window);
     this.range = null; // data range seen by auto contrast
     this.fit();
     if (Number.isFinite(initial.zoom) && initial.zoom > 0) this.zoom = initial.zoom / l0.scale[this.h];
@@ -141,7 +155,29 @@ export class Viewer {
     const i = Math.min(Math.max(0, Math.round(index)), n - 1);
     if (this.at[axis] === i) return;
     this.at[axis] = i;
+    // one channel at a time: its own window from the metadata (OME), unless set by hand
+    const w = axis === this.channelAxis && !this.ds.channels.shared && !this.manualContrast ? this.ds.channels.list[i]?.window : null;
+    if (w) this.colouring.set(w);
     this.redraw();
+  }
+
+  /** Whether the channels are drawn as one colour composite now (the channel axis not on screen). */
+  composing() {
+    return this.compositeOn && this.channelAxis >= 0 && this.channelAxis !== this.h && this.channelAxis !== this.v;
+  }
+
+  /** Draw the channels as a colour composite (true) or one at a time with the colormap (false). */
+  setComposite(on) {
+    if (!this.composite || this.compositeOn === Boolean(on)) return;
+    this.compositeOn = Boolean(on);
+    this.redraw();
+  }
+
+  /** Change one channel of the composite: { lo, hi, visible }. */
+  setChannel(i, { lo, hi, visible }) {
+    if (!this.composite) return;
+    if (lo !== undefined || hi !== undefined) this.compositeAutoPending = false;
+    if (this.composite.set(i, { lo, hi, visible })) this.redraw();
   }
 
   setLevel(pin) {
@@ -160,6 +196,11 @@ export class Viewer {
   /** Contrast from the visible, loaded tiles (the finest level drawn). */
   autoContrast() {
     const planes = this.#visiblePlanes();
+    if (this.composing()) {
+      if (!this.#compositeLimits(planes, true)) this.compositeAutoPending = true;
+      this.redraw();
+      return;
+    }
     const lim = autoLimits(planes);
     if (!lim) {
       this.autoPending = true;
@@ -265,14 +306,29 @@ export class Viewer {
       coords[k] = Math.floor(idx / L.chunkShape[k]);
       fixed[k] = idx - coords[k] * L.chunkShape[k];
     }
-    const fixedKey = fixed.map((f, k) => (k === h || k === v ? "*" : f)).join(",");
+    // a composite tile: the plane of every channel, from one chunk or several (planar)
+    const ck = this.composing() ? this.channelAxis : -1;
+    const channels = ck >= 0 ? L.shape[ck] : 1;
+    const fixedKey = fixed.map((f, k) => (k === h || k === v || k === ck ? "*" : f)).join(",") + (ck >= 0 ? "|composite" : "");
     const tiles = [];
     for (let cv = cv0; cv < cv1; cv++) {
       for (let chh = ch0; chh < ch1; chh++) {
         const c = coords.slice();
         c[h] = chh;
         c[v] = cv;
-        const chunkKey = `${li}:${c.join(",")}`;
+        const parts = [];
+        for (let i = 0; i < channels; i++) {
+          if (ck < 0) {
+            parts.push({ chunkKey: `${li}:${c.join(",")}`, coords: c, fixed });
+            break;
+          }
+          const pc = c.slice();
+          const pf = fixed.slice();
+          pc[ck] = Math.floor(i / L.chunkShape[ck]);
+          pf[ck] = i - pc[ck] * L.chunkShape[ck];
+          parts.push({ chunkKey: `${li}:${pc.join(",")}`, coords: pc, fixed: pf });
+        }
+        const chunkKey = parts[0].chunkKey;
         const x0 = L.translation[h] + chh * L.chunkShape[h] * L.scale[h];
         const x1 = L.translation[h] + Math.min((chh + 1) * L.chunkShape[h], L.shape[h]) * L.scale[h];
         const y0 = L.translation[v] + cv * L.chunkShape[v] * L.scale[v];
@@ -282,9 +338,10 @@ export class Viewer {
         tiles.push({
           key: `${chunkKey}|${h},${v}|${fixedKey}`,
           chunkKey,
+          parts,
           level: li,
-          coords: c,
-          fixed,
+          coords: parts[0].coords,
+          fixed: parts[0].fixed,
           x0,
           x1,
           y0,
@@ -299,10 +356,9 @@ export class Viewer {
 
   // --- planes (the coloured 2D cut of a chunk) ----------------------------------------------------
 
-  #evicted(key) {
+  #evicted(key, value) {
     if (key.includes("|")) {
-      const ck = key.slice(0, key.indexOf("|"));
-      this.planesOf.get(ck)?.delete(key);
+      for (const ck of value?.chunkKeys ?? [key.slice(0, key.indexOf("|"))]) this.planesOf.get(ck)?.delete(key);
       return;
     }
     // planes that are views into this chunk go with it
@@ -313,24 +369,48 @@ export class Viewer {
     this.planesOf.delete(key);
   }
 
+  /** The colours' version a plane is painted against (a composite's or the colormap's). */
+  #versionOf(p) {
+    return p.channelValues ? this.composite.version : this.colouring.version;
+  }
+
+  /** Whether colouring waits for the automatic contrast (of the composite, or of the colormap). */
+  #pending(tile) {
+    return tile.key.endsWith("|composite") ? this.compositeAutoPending : this.autoPending;
+  }
+
+  #haveChunks(tile) {
+    return tile.parts.every((part) => this.cache.has(part.chunkKey));
+  }
+
+  /** The tile's plane (one per channel when composing), cut from its chunk(s). */
+  #cut(tile, get) {
+    const planes = tile.parts.map((part) => extractPlane(get(part.chunkKey), this.h, this.v, part.fixed, this.ds.dtype));
+    if (!tile.key.endsWith("|composite")) return planes[0];
+    const bytes = planes.reduce((s, q) => s + (q.copied ? q.values.byteLength : 0), 0);
+    return { values: planes[0].values, channelValues: planes.map((q) => q.values), w: planes[0].w, h: planes[0].h, copied: planes.every((q) => q.copied), bytes };
+  }
+
   /** The tile's plane, cut and coloured now if its chunk is here and time allows; else null. */
   #plane(tile, budget) {
     let p = this.cache.get(tile.key);
     if (p) {
-      if (p.version !== this.colouring.version && !this.autoPending && budget.ok()) this.#paint(p);
+      if (p.version !== this.#versionOf(p) && !this.#pending(tile) && budget.ok()) this.#paint(p);
       return p;
     }
-    const chunk = this.cache.get(tile.chunkKey);
     // no colouring before the automatic contrast is known (it waits for the first few tiles)
-    if (!chunk || this.autoPending || !budget.ok()) return null;
+    if (!this.#haveChunks(tile) || this.#pending(tile) || !budget.ok()) return null;
     const t = performance.now();
-    p = extractPlane(chunk, this.h, this.v, tile.fixed, this.ds.dtype);
+    p = this.#cut(tile, (k) => this.cache.get(k));
     p.canvas = null;
     p.version = 0;
+    p.chunkKeys = [...new Set(tile.parts.map((part) => part.chunkKey))];
     this.#paint(p, t);
-    this.cache.set(tile.key, p, (p.copied ? p.values.byteLength : 0) + p.w * p.h * 4);
-    if (!this.planesOf.has(tile.chunkKey)) this.planesOf.set(tile.chunkKey, new Set());
-    this.planesOf.get(tile.chunkKey).add(tile.key);
+    this.cache.set(tile.key, p, (p.bytes ?? (p.copied ? p.values.byteLength : 0)) + p.w * p.h * 4);
+    for (const ck of p.chunkKeys) {
+      if (!this.planesOf.has(ck)) this.planesOf.set(ck, new Set());
+      this.planesOf.get(ck).add(tile.key);
+    }
     return p;
   }
 
@@ -341,9 +421,10 @@ export class Viewer {
       p.ctx = p.canvas.getContext("2d");
     }
     const img = p.ctx.createImageData(p.w, p.h);
-    this.colouring.colour(p.values, new Uint32Array(img.data.buffer));
+    if (p.channelValues) this.composite.colour(p.channelValues, new Uint32Array(img.data.buffer));
+    else this.colouring.colour(p.values, new Uint32Array(img.data.buffer));
     p.ctx.putImageData(img, 0, 0);
-    p.version = this.colouring.version;
+    p.version = this.#versionOf(p);
     this.timing.colourMs += performance.now() - t;
     this.timing.coloured++;
   }
@@ -405,14 +486,17 @@ export class Viewer {
     const jobs = [];
     const seen = new Set();
     for (const t of [...preview, ...missing]) {
-      if (this.cache.has(t.key) || seen.has(t.chunkKey)) continue;
-      seen.add(t.chunkKey);
-      jobs.push({ key: t.chunkKey, array: ds.levels[t.level].array, coords: t.coords });
+      if (this.cache.has(t.key)) continue;
+      for (const part of t.parts) {
+        if (seen.has(part.chunkKey)) continue;
+        seen.add(part.chunkKey);
+        jobs.push({ key: part.chunkKey, array: ds.levels[t.level].array, coords: part.coords });
+      }
     }
     this.loader.want(jobs);
 
     // 2. auto contrast once the preview (or a first few target tiles) is in
-    if (this.autoPending) this.#tryAutoContrast(preview, target);
+    if (this.composing() ? this.compositeAutoPending : this.autoPending) this.#tryAutoContrast(preview, target);
 
     // 3. draw: coarser levels, then up to two finer ones (whatever is cached), then the target
     const ctx = this.ctx;
@@ -425,7 +509,7 @@ export class Viewer {
     for (let l = Math.max(0, li - 2); l < li; l++) if (this.tileCount(l) <= MAX_TILES) order.push(l);
     for (const l of order) {
       for (const t of l === previewLevel && preview.length ? preview : this.tilesAt(l)) {
-        if (!this.cache.has(t.key) && !this.cache.has(t.chunkKey)) continue;
+        if (!this.cache.has(t.key) && !this.#haveChunks(t)) continue;
         const p = this.#plane(t, budget);
         if (p) this.#drawTile(t, p, keep);
       }
@@ -435,14 +519,14 @@ export class Viewer {
     let failed = 0;
     for (const t of target) {
       const p = this.#plane(t, budget);
-      keep.add(t.chunkKey);
+      for (const part of t.parts) keep.add(part.chunkKey);
       if (!p) {
-        if (this.loader.failed.has(t.chunkKey)) failed++;
+        if (t.parts.some((part) => this.loader.failed.has(part.chunkKey))) failed++;
         continue;
       }
       this.#drawTile(t, p, keep);
       drawn++;
-      if (p.version === this.colouring.version) fresh++;
+      if (p.version === this.#versionOf(p)) fresh++;
     }
     this.cache.trim(keep);
 
@@ -453,7 +537,7 @@ export class Viewer {
     }
     this.frameInfo = { level: li, previewLevel, tiles: target.length, drawn, fresh, failed, frameMs: now - start };
     const complete = fresh + failed >= target.length;
-    const idle = complete && !this.loader.busy && !this.autoPending;
+    const idle = complete && !this.loader.busy && !(this.composing() ? this.compositeAutoPending : this.autoPending);
     if (budget.starved) this.redraw(); // more to cut or colour: next frame (chunk arrivals redraw too)
     if (idle) {
       if (this.timing.firstScreenMs === null) this.timing.firstScreenMs = now - this.t0;
@@ -463,20 +547,25 @@ export class Viewer {
       this.lastStats = now;
       this.onStats?.();
     }
+    this.onFrame?.();
   }
 
   #tryAutoContrast(preview, target) {
-    const have = (tiles) => tiles.filter((t) => this.cache.has(t.key) || this.cache.has(t.chunkKey));
+    const have = (tiles) => tiles.filter((t) => this.cache.has(t.key) || this.#haveChunks(t));
     const fromPreview = preview.length > 0 && have(preview).length === preview.length;
     const enoughTarget = have(target).length >= Math.min(target.length, 4);
     if (!fromPreview && !enoughTarget && this.loader.busy) return;
     const tiles = fromPreview ? preview : have(target);
     const planes = [];
     for (const t of tiles) {
-      if (!this.cache.has(t.key) && !this.cache.has(t.chunkKey)) continue;
-      const chunk = this.cache.peek(t.chunkKey);
-      const p = this.cache.peek(t.key) ?? (chunk ? extractPlane(chunk, this.h, this.v, t.fixed, this.ds.dtype) : null);
+      const p = this.cache.peek(t.key) ?? (this.#haveChunks(t) ? this.#cut(t, (k) => this.cache.peek(k)) : null);
       if (p) planes.push(p);
+    }
+    if (this.composing()) {
+      this.#compositeLimits(planes, false);
+      this.compositeAutoPending = false;
+      this.onStats?.();
+      return;
     }
     const lim = autoLimits(planes);
     this.autoPending = false;
@@ -484,6 +573,29 @@ export class Viewer {
     this.range = [lim.min, lim.max];
     this.colouring.set({ lo: lim.lo, hi: lim.hi });
     this.onStats?.();
+  }
+
+  /**
+   * A composite's limits from `planes` (each with channelValues): one for all colour channels of
+   * an RGB image (its colour balance kept), each channel its own otherwise; `all`: also the
+   * channels whose limits the file gives. False when there was nothing to measure.
+   */
+  #compositeLimits(planes, all) {
+    const per = this.composite.channels.map((_, c) => planes.map((p) => ({ values: p.channelValues?.[c] ?? [] })));
+    const list = this.ds.channels.list;
+    let any = false;
+    if (this.ds.channels.shared) {
+      const colour = list.map((c, k) => k).filter((k) => list[k].role === "colour" && (all || !list[k].window));
+      const lim = autoLimits(colour.flatMap((k) => per[k]));
+      if (lim) for (const k of colour) any = this.composite.set(k, { lo: lim.lo, hi: lim.hi }) || true;
+      return any;
+    }
+    list.forEach((c, k) => {
+      if (!all && c.window) return;
+      const lim = autoLimits(per[k]);
+      if (lim) any = this.composite.set(k, { lo: lim.lo, hi: lim.hi }) || true;
+    });
+    return any;
   }
 
   #drawTile(t, p, keep) {
@@ -500,7 +612,7 @@ export class Viewer {
     this.ctx.drawImage(p.canvas, 0, 0, p.w, p.h, X0, Y0, X1 - X0, Y1 - Y0);
     this.tilesDrawn++;
     keep.add(t.key);
-    keep.add(t.chunkKey);
+    for (const part of t.parts) keep.add(part.chunkKey);
   }
 
   // --- reading values ---------------------------------------------------------------------------
@@ -526,7 +638,8 @@ export class Viewer {
       if (!p) continue;
       const lh = ih - tile.coords[this.h] * L.chunkShape[this.h];
       const lv = iv - tile.coords[this.v] * L.chunkShape[this.v];
-      return { level: li, position: pos0, value: p.values[lv * p.w + lh] };
+      const i = lv * p.w + lh;
+      return { level: li, position: pos0, value: p.channelValues ? p.channelValues.map((vals) => vals[i]) : p.values[i] };
     }
     return { level: null, position: pos0, value: undefined };
   }

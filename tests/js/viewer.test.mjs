@@ -632,11 +632,12 @@ test("an array inside a zip archive, and an .ozx image, by URL parameter", async
 });
 
 test("TIFF by ?url=: a COG's overviews and an OME-TIFF's SubIFD pyramid are its levels; screen pixels are GDAL's and tifffile's values", async () => {
-  // gd_cog_rgb_zstd: GDAL's COG, [sample, y, x] = 3x150x130 uint8, two overviews; sample 1 shown.
+  // gd_cog_rgb_zstd: GDAL's COG, [sample, y, x] = 3x150x130 uint8, two overviews; sample 1 shown
+  // alone (mode=channel: an RGB image is drawn in colour otherwise).
   {
     const exp = expectedOf("tiff/gd_cog_rgb_zstd_0", Uint8Array);
     const [S, H, W] = [3, 150, 130];
-    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/gd_cog_rgb_zstd.tif`, zoom: 2, cx: W / 2, cy: H / 2, at: "c:1", lo: 0, hi: 255, cmap: "grey" });
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/gd_cog_rgb_zstd.tif`, zoom: 2, cx: W / 2, cy: H / 2, at: "c:1", lo: 0, hi: 255, cmap: "grey", mode: "channel" });
     try {
       assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
       const c = await idle(page);
@@ -762,6 +763,280 @@ test("HDF5, NetCDF-4 and NetCDF-3 by ?url=&path=: a NetCDF-4 and a NetCDF-3 vari
     } finally {
       await page.close();
     }
+  }
+});
+
+// --- colour and coordinates -------------------------------------------------------------------
+
+/** The panel's "Dataset" list as { key: text }. */
+const infoOf = (page) =>
+  page.evaluate(() => Object.fromEntries([...document.querySelectorAll("#info dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+
+/**
+ * Asserts that each on-screen voxel (x, y) of a `width` × `height` grid, every `step`th, shows
+ * `colourAt(x, y)` within `tol` levels; returns how many were checked.
+ */
+function checkColours(img, geo, [width, height, step = 1], colourAt, what, tol = 1) {
+  let n = 0;
+  for (let y = 0; y < height; y += step) {
+    for (let x = 0; x < width; x += step) {
+      const p = screenPixel(geo, x, y);
+      if (!p) continue;
+      const want = colourAt(x, y);
+      const got = img.pixel(...p);
+      assert.ok([0, 1, 2].every((i) => Math.abs(got[i] - want[i]) <= tol), `${what} (x ${x}, y ${y}): screen [${got.slice(0, 3)}], expected [${want}]`);
+      n++;
+    }
+  }
+  return n;
+}
+
+test("colour: an RGB TIFF (tifffile, LZW), a YCbCr JPEG COG (GDAL) and an RGB COG drawn as colour composites by default; one channel, or a channel hidden, on request", async (t) => {
+  // tf_rgb_lzw: Photometric RGB, [sample, y, x] = 3x90x110 uint8, chunky tiles: its values are
+  // the colours (limits 0..255, no contrast stretch).
+  {
+    const exp = expectedOf("tiff/tf_rgb_lzw", Uint8Array);
+    const [H, W] = [90, 110];
+    const at = (c, x, y) => exp[c * H * W + y * W + x];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/tf_rgb_lzw.tif`, zoom: 4, cx: W / 2, cy: H / 2 });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      let c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const info = await infoOf(page);
+      assert.equal(info.format, "TIFF image (RGB)");
+      assert.match(info.colour, /R, G, B \(TIFF Photometric RGB\)/);
+      assert.equal(await page.evaluate(() => document.getElementById("channel-mode").value), "composite");
+      let geo = await geometry(page);
+      let img = await shot(page, geo);
+      let n = checkColours(img, geo, [W, H], (x, y) => [at(0, x, y), at(1, x, y), at(2, x, y)], "tf_rgb_lzw composite");
+      assert.equal(n, H * W, `${n} pixels checked`);
+      let colourful = 0; // pixels whose channels differ: a grey image would pass the check above only if there were none
+      for (let i = 0; i < H * W; i++) if (exp[i] !== exp[H * W + i] || exp[i] !== exp[2 * H * W + i]) colourful++;
+      assert.ok(colourful > H * W / 4, `only ${colourful} colourful pixels in the fixture`);
+      t.diagnostic(`tf_rgb_lzw: ${n} composite pixels equal tifffile's RGB (${colourful} of them not grey)`);
+
+      // green hidden: red and blue stay
+      await page.click('#channel-list .channel[data-index="1"] input[type=checkbox]');
+      await idle(page);
+      img = await shot(page, geo);
+      n = checkColours(img, geo, [W, H, 3], (x, y) => [at(0, x, y), 0, at(2, x, y)], "tf_rgb_lzw without G");
+      assert.ok(n > 1000, `${n} pixels checked`);
+      await page.click('#channel-list .channel[data-index="1"] input[type=checkbox]');
+
+      // one channel: the sample slider, the colormap at full range
+      await page.selectOption("#channel-mode", "channel");
+      const slider = '#sliders input[data-axis="sample"]';
+      await page.waitForSelector(slider);
+      await page.$eval(slider, (el) => {
+        el.value = "2";
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+      });
+      await page.evaluate(() => window.viewerApp.viewer.setColours({ name: "grey", lo: 0, hi: 255 }));
+      c = await idle(page);
+      assert.ok(c.tiles.errors === 0, JSON.stringify(c.tiles));
+      geo = await geometry(page);
+      assert.deepEqual(geo.view.at, { sample: 2 });
+      img = await shot(page, geo);
+      n = checkGreys(img, geo, [W, H], (x, y) => at(2, x, y), "tf_rgb_lzw sample 2 alone");
+      assert.equal(n, H * W);
+      // the mode is kept in the link
+      await page.waitForFunction(() => new URLSearchParams(location.search).get("mode") === "channel");
+    } finally {
+      await page.close();
+    }
+  }
+  // gd_cog_jpeg_rgb: Photometric YCbCr, JPEG (2x2 subsampled): the decoder gives RGB; lossy, so
+  // within the fixture's tolerance of GDAL's values (4 levels) plus the canvas's rounding.
+  {
+    const exp = expectedOf("tiff/gd_cog_jpeg_rgb_0", Uint8Array);
+    const [H, W] = [120, 136];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/gd_cog_jpeg_rgb.tif`, zoom: 4, cx: W / 2, cy: H / 2 });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      await idle(page);
+      assert.equal((await infoOf(page)).format, "TIFF image (YCbCr)");
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const n = checkColours(img, geo, [W, H, 2], (x, y) => [0, 1, 2].map((c) => exp[c * H * W + y * W + x]), "gd_cog_jpeg_rgb composite", 5);
+      assert.ok(n > 2500, `${n} pixels checked`);
+    } finally {
+      await page.close();
+    }
+  }
+  // GDAL's JPEG GTiffs (lossy: the fixture's tolerance of 4 levels, plus the canvas's rounding):
+  // planar RGB (each sample its own tiles: a composite tile from three chunks), and RGB + an
+  // unassociated alpha sample (ExtraSamples 2), drawn over the view's background.
+  for (const [name, [S, H, W], tol] of [["gd_jpeg_planar", [3, 32, 32], 5], ["gd_jpeg_rgba", [4, 36, 40], 8]]) {
+    const exp = expectedOf(`tiff-classes/${name}`, Uint8Array);
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff-classes/${name}.tif`, zoom: 8, cx: W / 2, cy: H / 2 });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn > 0 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const geo = await geometry(page);
+      const img = await shot(page, geo);
+      const colourAt = (x, y) => {
+        const v = (k) => exp[k * H * W + y * W + x];
+        const a = S === 4 ? v(3) : 255;
+        return [0, 1, 2].map((k) => Math.round((v(k) * a + BACKGROUND[k] * (255 - a)) / 255));
+      };
+      const n = checkColours(img, geo, [W, H], colourAt, `${name} composite`, tol);
+      assert.equal(n, H * W);
+    } finally {
+      await page.close();
+    }
+  }
+  // gd_cog_rgb_zstd: a COG with overviews (a multiscale of axes c, y, x): the composite too.
+  {
+    const exp = expectedOf("tiff/gd_cog_rgb_zstd_0", Uint8Array);
+    const [H, W] = [150, 130];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/gd_cog_rgb_zstd.tif`, zoom: 2, cx: W / 2, cy: H / 2 });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      await idle(page);
+      const geo = await geometry(page);
+      assert.equal(geo.level, 0);
+      const img = await shot(page, geo);
+      const n = checkColours(img, geo, [W, H, 2], (x, y) => [0, 1, 2].map((c) => exp[c * H * W + y * W + x]), "gd_cog_rgb_zstd composite");
+      assert.ok(n > 4000, `${n} pixels checked`);
+    } finally {
+      await page.close();
+    }
+  }
+});
+
+test("colour: an OME-Zarr image whose omero channels give colours and windows is their composite; one channel at a time with its own window on request", async (t) => {
+  // v04_cyx: [c, y, x] = 2x96x128 uint16 (zarr-python), DNA blue 0..4000, Actin green 100..3000.
+  const exp = expectedOf("ome/v04_cyx.ome.zarr_s0", Uint16Array);
+  const [H, W] = [96, 128];
+  const at = (c, x, y) => exp[c * H * W + y * W + x];
+  // level-0 voxels are 0.5 wide: zoom in level-0 voxel units
+  const page = await openViewer({ url: `${dataServer.url}/fixtures/ome/v04_cyx.ome.zarr`, zoom: 4, cx: W / 2, cy: H / 2, level: 0 });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    await idle(page);
+    const info = await infoOf(page);
+    assert.match(info.colour, /DNA, Actin \(OME channel colours\)/);
+    const rows = await page.evaluate(() => [...document.querySelectorAll("#channel-list .channel")].map((r) => [r.querySelector(".name").textContent, r.querySelector(".min").value, r.querySelector(".max").value]));
+    assert.deepEqual(rows, [["DNA", "0", "4000"], ["Actin", "100", "3000"]]);
+    let geo = await geometry(page);
+    assert.equal(geo.level, 0);
+    let img = await shot(page, geo);
+    let n = checkColours(img, geo, [W, H], (x, y) => [0, grey(at(1, x, y), 100, 3000), grey(at(0, x, y), 0, 4000)], "v04_cyx composite");
+    assert.equal(n, H * W);
+    t.diagnostic(`v04_cyx: ${n} composite pixels match zarr-python's values through the omero windows`);
+    // one channel: the c slider; each channel with its own window, grey
+    await page.selectOption("#channel-mode", "channel");
+    await page.waitForSelector('#sliders input[data-axis="c"]');
+    for (const [ch, lo, hi] of [[0, 0, 4000], [1, 100, 3000]]) {
+      await page.$eval('#sliders input[data-axis="c"]', (el, v) => {
+        el.value = String(v);
+        el.dispatchEvent(new Event("input", { bubbles: true }));
+      }, ch);
+      await idle(page);
+      geo = await geometry(page);
+      assert.deepEqual(geo.colour, { name: "grey", lo, hi });
+      img = await shot(page, geo);
+      n = checkGreys(img, geo, [W, H, 2], (x, y) => grey(at(ch, x, y), lo, hi), `v04_cyx channel ${ch}`);
+      assert.ok(n > 2500, `${n} pixels checked`);
+      assert.match(await page.evaluate(() => document.querySelector("#sliders output").textContent), new RegExp(`${ch} · ${["DNA", "Actin"][ch]}`));
+    }
+  } finally {
+    await page.close();
+  }
+});
+
+test("coordinates: a NetCDF-3 and a NetCDF-4 variable are named as such, their coordinate variables' values (netCDF4-python's) on the axes, the sliders and the cursor; an HDF5 dataset is one", async (t) => {
+  const f32 = (name) => Array.from(expectedOf(name, Float32Array));
+  // nc3_classic temp: float32 [time, lat, lon] = 5x6x8; lat in degrees_north, lon without units,
+  // time in days since 2000-01-01 (0, 0.5, 1, …).
+  const lat = f32("netcdf3/nc3_classic_lat");
+  const lon = f32("netcdf3/nc3_classic_lon");
+  const time = Array.from(expectedOf("netcdf3/nc3_classic_time", Float64Array));
+  const exp = f32("netcdf3/nc3_classic_temp");
+  const [H, W] = [6, 8];
+  const ti = 2;
+  const plane = exp.slice(ti * H * W, (ti + 1) * H * W);
+  const [lo, hi] = [Math.min(...plane), Math.max(...plane)];
+  const page = await openViewer({ url: `${dataServer.url}/fixtures/netcdf3/nc3_classic.nc`, path: "temp", zoom: 40, cx: W / 2, cy: H / 2, at: `time:${ti}`, lo, hi, cmap: "grey" });
+  try {
+    assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+    await idle(page);
+    const info = await infoOf(page);
+    assert.equal(info.format, "NetCDF-3 variable");
+    assert.equal(info.coordinates, "time (days since 2000-01-01), lat (degrees_north), lon");
+    const geo = await geometry(page);
+    // the image is still the data (the axes lie along the edges, clear of it)
+    const img = await shot(page, geo);
+    assert.equal(checkGreys(img, geo, [W, H], (x, y) => grey(plane[y * W + x], lo, hi), "nc3_classic_temp"), H * W);
+    // ticks: each names its voxel's coordinate and sits at the voxel's centre
+    const axes = await page.evaluate(() =>
+      ["axis-x", "axis-y"].map((id) => {
+        const el = document.getElementById(id);
+        const c = document.getElementById("canvas").getBoundingClientRect();
+        return {
+          hidden: el.hidden,
+          title: el.querySelector(".axis-title").textContent,
+          ticks: [...el.querySelectorAll(".tick")].map((tk) => {
+            const r = tk.getBoundingClientRect();
+            return { i: Number(tk.dataset.index), text: tk.textContent, x: r.left - c.left, y: r.top + r.height / 2 - c.top };
+          }),
+        };
+      }),
+    );
+    const [ax, ay] = axes;
+    assert.equal(ax.hidden, false);
+    assert.equal(ax.title, "lon");
+    assert.equal(ay.title, "lat (degrees_north)");
+    const near = (a, b, what) => assert.ok(Math.abs(a - b) <= 2, `${what}: ${a} vs ${b}`);
+    for (const [axis, values, which] of [[ax, lon, "x"], [ay, lat, "y"]]) {
+      assert.ok(axis.ticks.length >= 3, `${which}: ${JSON.stringify(axis.ticks)}`);
+      for (const tk of axis.ticks) {
+        assert.equal(Number(tk.text), values[tk.i], `${which} tick ${tk.i}`);
+        const centre = which === "x" ? (tk.i + 0.5 - geo.view.cx) * geo.view.zoom + geo.W / 2 : (tk.i + 0.5 - geo.view.cy) * geo.view.zoom + geo.H / 2;
+        near(which === "x" ? tk.x : tk.y, centre, `${which} tick ${tk.i} position`);
+      }
+    }
+    t.diagnostic(`nc3_classic temp: lon ticks ${ax.ticks.map((x) => x.text).join(" ")}, lat ticks ${ay.ticks.map((x) => x.text).join(" ")}`);
+    // the time slider: its date; the cursor: each axis's coordinate
+    const day = (d) => new Date(Date.UTC(2000, 0, 1) + d * 86400e3).toISOString().slice(0, 10);
+    assert.equal(await page.evaluate(() => document.querySelector('#sliders input[data-axis="time"]').nextElementSibling.textContent), `${ti} · ${day(time[ti])}`);
+    const [px, py] = screenPixel(geo, 5, 1);
+    await page.mouse.move(geo.rect.x + px, geo.rect.y + py);
+    const cursor = await page.evaluate(() => document.getElementById("cursor").textContent);
+    assert.match(cursor, new RegExp(`time ${ti} = ${day(time[ti])}`));
+    assert.match(cursor, new RegExp(`lat 1 = ${lat[1]} degrees_north`));
+    assert.match(cursor, new RegExp(`lon 5 = ${lon[5]}(\\s|$)`));
+    assert.match(cursor, new RegExp(`value ${plane[1 * W + 5].toPrecision(6)}`));
+  } finally {
+    await page.close();
+  }
+  // NetCDF-4 (netCDF4-python): var00 [time, lat, lon]; forecast/precip, its lat/lon in the root group.
+  for (const [variable, name] of [["var00", "nc_var00"], ["forecast/precip", "nc_forecast_precip"]]) {
+    const nlat = f32("hdf5/nc_lat");
+    const p = await openViewer({ url: `${dataServer.url}/fixtures/hdf5/netcdf4.nc`, path: variable, zoom: 40, cx: 4, cy: 3 });
+    try {
+      assert.equal(await p.evaluate(() => window.viewerApp.state), "ready", p.logs.join("\n"));
+      await idle(p);
+      assert.equal((await infoOf(p)).format, "NetCDF-4 variable (HDF5)", name);
+      const ticks = await p.evaluate(() => [...document.querySelectorAll("#axis-y .tick")].map((tk) => [Number(tk.dataset.index), tk.textContent]));
+      assert.ok(ticks.length >= 3, `${name}: ${JSON.stringify(ticks)}`);
+      for (const [i, text] of ticks) assert.equal(Number(text), nlat[i], `${name} lat tick ${i}`);
+      assert.match(await p.evaluate(() => document.querySelector("#axis-y .axis-title").textContent), /^lat( \(.+\))?$/, name);
+    } finally {
+      await p.close();
+    }
+  }
+  // An HDF5 file of h5py without NetCDF's dimensions: "HDF5 dataset", no axes.
+  const h5 = await openViewer({ url: `${dataServer.url}/fixtures/hdf5/latest.h5`, path: "/deflate_shuffle" });
+  try {
+    assert.equal(await h5.evaluate(() => window.viewerApp.state), "ready", h5.logs.join("\n"));
+    await idle(h5);
+    assert.equal((await infoOf(h5)).format, "HDF5 dataset");
+    assert.deepEqual(await h5.evaluate(() => [document.getElementById("axis-x").hidden, document.getElementById("axis-y").hidden]), [true, true]);
+  } finally {
+    await h5.close();
   }
 });
 
