@@ -97,12 +97,23 @@ function defaultDisplay(axes, shape) {
   return { h: pick[pick.length - 1], v: pick[pick.length - 2] };
 }
 
+/** The chunk grid as tiles: a rectilinear grid whose chunks are one size but a shorter last one
+ * (a TIFF's short last strip) is the regular grid of that size; other irregular grids are refused. */
+function tileShape(array) {
+  if (array.chunkShape) return [...array.chunkShape];
+  const sizes = (array.chunkShapes ?? []).map((a) => (a.slice(0, -1).every((n) => n === a[0]) && a[a.length - 1] <= a[0] ? a[0] : null));
+  if (sizes.length !== array.shape.length || sizes.some((n) => n == null)) {
+    throw new Error(`${array.url}: chunks of unequal sizes along an axis are not drawn by this viewer`);
+  }
+  return sizes;
+}
+
 function levelOf(array, path, scale, translation, hashSharded = false) {
   return {
     array,
     path,
     shape: [...array.shape],
-    chunkShape: [...array.chunkShape],
+    chunkShape: tileShape(array),
     shardShape: array.shardShape ? [...array.shardShape] : null,
     // Neuroglancer shards group chunks by hash, not by a grid: no shard shape to show.
     hashSharded,

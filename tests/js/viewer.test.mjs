@@ -681,6 +681,23 @@ test("TIFF by ?url=: a COG's overviews and an OME-TIFF's SubIFD pyramid are its 
       await page.close();
     }
   }
+  // tf_u8_strips: tifffile's uint8 100x120 in strips of 16 rows, the last one 4 rows long (a
+  // rectilinear chunk grid, drawn as the regular one of 16-row tiles).
+  {
+    const exp = expectedOf("tiff/tf_u8_strips", Uint8Array);
+    const [H, W] = [100, 120];
+    const page = await openViewer({ url: `${dataServer.url}/fixtures/tiff/tf_u8_strips.tif`, zoom: 3, cx: W / 2, cy: H / 2, lo: 0, hi: 255, cmap: "grey" });
+    try {
+      assert.equal(await page.evaluate(() => window.viewerApp.state), "ready", page.logs.join("\n"));
+      const c = await idle(page);
+      assert.ok(c.tiles.drawn === 7 && c.tiles.errors === 0, JSON.stringify(c.tiles));
+      const geo = await geometry(page);
+      const n = checkGreys(await shot(page, geo), geo, [W, H], (x, y) => grey(exp[y * W + x], 0, 255), "tf_u8_strips");
+      assert.equal(n, W * H, `${n} pixels checked`);
+    } finally {
+      await page.close();
+    }
+  }
   // Several series: the first is shown.
   await drawsWithoutErrors({ url: `${dataServer.url}/fixtures/tiff/tf_ome_two_series.ome.tif` });
 });
