@@ -1,11 +1,13 @@
 //! `fetch` as the core's [`HttpClient`]: the platform's global `fetch` (window, worker, Node)
 //! or the caller's, with extra headers, an abort signal, and a per-origin limit on requests in
 //! flight with priorities.
-use crate::core::transport::limit::{Limiter, Permit};
+use crate::core::transport::dispatch::{dispatch, Group, Spot};
+use crate::core::transport::limit::Limiter;
 use crate::core::transport::vecmap::VecMap;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -197,8 +199,23 @@ pub fn limiter(url: &str) -> Rc<Limiter> {
     })
 }
 
+std::thread_local! {
+    static CLIENTS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
+/// A number of its own for each client made (its fetch and headers): only requests sent the
+/// same way are merged.
+fn next_id() -> u64 {
+    CLIENTS.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    })
+}
+
 #[derive(Clone)]
 pub struct FetchClient {
+    /// Requests are merged at dispatch only with those of the same fetch and headers.
+    id: u64,
     fetch: Function,
     this: JsValue,
     headers: Rc<Vec<(String, String)>>,
@@ -213,16 +230,16 @@ impl FetchClient {
         let g: JsValue = js_sys::global().into();
         let f = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
         let f = f.ok_or_else(|| Error::new(ErrorCode::Network, "this platform has no global fetch"))?;
-        Ok(FetchClient { fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None, priority: 0 })
+        Ok(FetchClient { id: next_id(), fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None, priority: 0 })
     }
 
     /// A caller-supplied `fetch`.
     pub fn with_fetch(f: Function) -> FetchClient {
-        FetchClient { fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None, priority: 0 }
+        FetchClient { id: next_id(), fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None, priority: 0 }
     }
 
     pub fn with_headers(self, headers: Vec<(String, String)>) -> FetchClient {
-        FetchClient { headers: Rc::new(headers), ..self }
+        FetchClient { id: next_id(), headers: Rc::new(headers), ..self }
     }
 
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> FetchClient {
@@ -447,7 +464,7 @@ impl Call<'_> {
                 Vec::new()
             }
         };
-        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body })
+        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body, shared: false })
     }
 
     /// The body as it arrives: each piece within the stall time, the whole within `max`. A
@@ -532,16 +549,22 @@ impl Call<'_> {
 }
 
 impl FetchClient {
-    /// A slot of `limit`; with a stall time, waiting for it gives up at the request's deadline
-    /// if the origin is found stuck.
-    async fn slot<'l>(&self, limit: &'l Limiter, req: &Request<'_>) -> Result<Permit<'l>> {
-        let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
-        let Some(slot) = limit.acquire(self.priority, deadline).await else {
-            let why =
-                "no request slot of its origin came free within the retry budget: every request there is stalling";
-            return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
-        };
-        Ok(slot)
+    /// One request, past the origin's slot: `fetch`, the answer and its body.
+    async fn call(&self, req: &Request<'_>, limiter: &Limiter) -> Result<Response> {
+        let init = self.init(req);
+        let call = Call { client: self, req, limiter, ctl: web_sys::AbortController::new().ok() };
+        let _unlink = call.link_signal(&init);
+        let resp = call.answer(&init).await?;
+        call.response(resp).await
+    }
+
+    /// Where `req` reads, for merging with its waiting neighbours (those of this client, with
+    /// the same condition and limits).
+    fn spot(&self, req: &Request<'_>) -> Option<Spot> {
+        let class = format!("{}|{:?}|{:?}|{:?}", self.id, req.condition, req.limit, req.cache);
+        let signal = self.signal.clone();
+        let alive = signal.map(|s| Box::new(move || !s.aborted()) as Box<dyn Fn() -> bool>);
+        Spot::of(req, class, alive)
     }
 
     /// `fetch`'s init but its signal: the method, and the headers (ours, then `Range`).
@@ -584,15 +607,31 @@ impl FetchClient {
 impl HttpClient for FetchClient {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let limit = limiter(req.url);
-        let _slot = self.slot(&limit, &req).await?;
+        // With a stall time, waiting for a slot gives up at the request's deadline if the
+        // origin is found stuck.
+        let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
+        let go = |group: Option<&Group>| {
+            // A merged request is no single caller's: its abort does not end it.
+            let merged = group.map(|g| (Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() }, self.with_signal(None)));
+            let (req, limit) = (&req, &limit);
+            async move {
+                match merged {
+                    Some((m, bare)) => bare.call(&m, limit).await,
+                    None if self.is_aborted() => Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url))),
+                    None => self.call(req, limit).await,
+                }
+            }
+        };
+        let Some(got) = dispatch(&limit, self.priority, deadline, self.spot(&req), go).await else {
+            let why =
+                "no request slot of its origin came free within the retry budget: every request there is stalling";
+            return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
+        };
+        // (A part of a merged answer comes whether or not this caller still wants it.)
         if self.is_aborted() {
             return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
-        let init = self.init(&req);
-        let call = Call { client: self, req: &req, limiter: &limit, ctl: web_sys::AbortController::new().ok() };
-        let _unlink = call.link_signal(&init);
-        let resp = call.answer(&init).await?;
-        call.response(resp).await
+        got
     }
 
     async fn sleep(&self, ms: f64) {
