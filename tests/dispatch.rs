@@ -6,8 +6,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 use futures_executor::block_on;
 use futures_util::future::join_all;
-use shardfetch::core::transport::dispatch::{dispatch, Group, Spot};
-use shardfetch::core::transport::limit::Limiter;
+use shardfetch::core::transport::dispatch::{Group, Spot};
+use shardfetch::core::transport::limit::{dispatch, Limiter};
 use shardfetch::core::transport::memory::{ObjectServer, Serve};
 use shardfetch::core::transport::{ByteRange, Conditional, Config, HttpClient, Request, Response, Retry, Transport};
 use shardfetch::core::{Error, ErrorCode, Result};

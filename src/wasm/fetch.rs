@@ -1,8 +1,8 @@
 //! `fetch` as the core's [`HttpClient`]: the platform's global `fetch` (window, worker, Node)
 //! or the caller's, with extra headers, an abort signal, and a per-origin limit on requests in
 //! flight with priorities.
-use crate::core::transport::dispatch::{dispatch, Group, Spot};
-use crate::core::transport::limit::Limiter;
+use crate::core::transport::dispatch::{Group, Spot};
+use crate::core::transport::limit::{dispatch, Limiter};
 use crate::core::transport::vecmap::VecMap;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::urls::origin;

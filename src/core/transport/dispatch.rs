@@ -3,7 +3,8 @@
 //! `mergeGap`/`mergeMax` rules of [`super::coalesce`] — and each waiter is given its slice of
 //! the answer as the answer to its own request (a `206` with its own `Content-Range`), so that
 //! everything above (versions, retries, errors, a whole object instead of a range) sees what it
-//! would have seen alone. A read that merges nothing leaves as before.
+//! would have seen alone. A read that merges nothing leaves as before. (The limiter's
+//! [`super::limit::dispatch`] sends a request so.)
 use super::http::{parse_content_range, Request, Response};
 use crate::core::error::Result;
 use alloc::boxed::Box;
@@ -12,7 +13,7 @@ use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
-use core::future::{poll_fn, Future};
+use core::future::poll_fn;
 use core::task::{Poll, Waker};
 
 /// Where a waiting ranged request reads, and what it may be merged with: requests of the same
@@ -165,37 +166,5 @@ impl Lead {
 impl Drop for Lead {
     fn drop(&mut self) {
         self.0.abandon();
-    }
-}
-
-/// One request through the origin's `limit` with merging: `go(None)` sends the request as it
-/// is, `go(Some(group))` the group's merged range (a request no single caller's abort ends).
-/// `None`: no slot came free before `deadline` (see [`super::limit::Limiter::note_stall`]).
-pub async fn dispatch<F, Fut>(
-    limit: &super::limit::Limiter,
-    priority: i64,
-    deadline: Option<f64>,
-    spot: Option<Spot>,
-    go: F,
-) -> Option<Result<Response>>
-where
-    F: Fn(Option<&Group>) -> Fut,
-    Fut: Future<Output = Result<Response>>,
-{
-    use super::limit::Slot;
-    let spot = spot.map(Rc::new);
-    loop {
-        match limit.acquire_at(priority, deadline, spot.clone()).await? {
-            Slot::Go(_permit, None) => return Some(go(None).await),
-            Slot::Go(_permit, Some(lead)) => {
-                let r = go(Some(lead.group())).await;
-                return Some(lead.finish(r));
-            }
-            Slot::Joined(group, k) => {
-                if let Some(r) = group.wait(k).await {
-                    return Some(r);
-                }
-            }
-        }
     }
 }

@@ -5,11 +5,13 @@
 //! when a slot frees, the request granted it takes its waiting neighbours in the same object
 //! along ([`super::dispatch`]).
 use super::dispatch::{Group, Spot};
+use super::http::Response;
+use crate::core::error::Result;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::cmp::Reverse;
-use core::future::poll_fn;
+use core::future::{poll_fn, Future};
 use core::task::{Poll, Waker};
 
 enum Ticket {
@@ -258,6 +260,37 @@ impl Limiter {
             }
         }
         Some(group)
+    }
+}
+
+/// One request through the origin's `limit` with merging: `go(None)` sends the request as it
+/// is, `go(Some(group))` the group's merged range (a request no single caller's abort ends).
+/// `None`: no slot came free before `deadline` (see [`Limiter::note_stall`]).
+pub async fn dispatch<F, Fut>(
+    limit: &Limiter,
+    priority: i64,
+    deadline: Option<f64>,
+    spot: Option<Spot>,
+    go: F,
+) -> Option<Result<Response>>
+where
+    F: Fn(Option<&Group>) -> Fut,
+    Fut: Future<Output = Result<Response>>,
+{
+    let spot = spot.map(Rc::new);
+    loop {
+        match limit.acquire_at(priority, deadline, spot.clone()).await? {
+            Slot::Go(_permit, None) => return Some(go(None).await),
+            Slot::Go(_permit, Some(lead)) => {
+                let r = go(Some(lead.group())).await;
+                return Some(lead.finish(r));
+            }
+            Slot::Joined(group, k) => {
+                if let Some(r) = group.wait(k).await {
+                    return Some(r);
+                }
+            }
+        }
     }
 }
 
