@@ -561,7 +561,14 @@ impl FetchClient {
     /// Where `req` reads, for merging with its waiting neighbours (those of this client, with
     /// the same condition and limits).
     fn spot(&self, req: &Request<'_>) -> Option<Spot> {
-        let class = format!("{}|{:?}|{:?}|{:?}", self.id, req.condition, req.limit, req.cache);
+        let (kind, value) = match &req.condition {
+            Some(Condition::IfMatch(v)) => (1, v.as_str()),
+            Some(Condition::IfUnmodifiedSince(v)) => (2, v.as_str()),
+            Some(Condition::IfRange(v)) => (3, v.as_str()),
+            None => (0, ""),
+        };
+        let limit = req.limit.unwrap_or(u64::MAX);
+        let class = format!("{} {kind} {limit} {} {value}", self.id, req.cache == CacheMode::NoStore);
         let signal = self.signal.clone();
         let alive = signal.map(|s| Box::new(move || !s.aborted()) as Box<dyn Fn() -> bool>);
         Spot::of(req, class, alive)
@@ -612,14 +619,16 @@ impl HttpClient for FetchClient {
         let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
         let go = |group: Option<&Group>| {
             // A merged request is no single caller's: its abort does not end it.
-            let merged = group.map(|g| (Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() }, self.with_signal(None)));
-            let (req, limit) = (&req, &limit);
+            let (req, client) = match group {
+                Some(g) => (Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() }, self.with_signal(None)),
+                None => (req.clone(), self.clone()),
+            };
+            let limit = &limit;
             async move {
-                match merged {
-                    Some((m, bare)) => bare.call(&m, limit).await,
-                    None if self.is_aborted() => Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url))),
-                    None => self.call(req, limit).await,
+                if client.is_aborted() {
+                    return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
                 }
+                client.call(&req, limit).await
             }
         };
         let Some(got) = dispatch(&limit, self.priority, deadline, self.spot(&req), go).await else {

@@ -247,8 +247,9 @@ impl Limiter {
             return None;
         }
         // The lead first; those taken along in their order in the queue.
-        let mut members: Vec<usize> = run.members.iter().map(|m| m.0).collect();
-        members.sort_unstable();
+        let mut taken = alloc::vec![false; spans.len()];
+        run.members.iter().for_each(|m| taken[m.0] = true);
+        let members: Vec<usize> = (0..spans.len()).filter(|&m| taken[m]).collect();
         let parts = members.iter().map(|&m| spans[m]).collect();
         let group = Rc::new(Group::new(run.offset, run.len, parts));
         // Out of the queue from the back, so that the indexes stay good.
