@@ -136,6 +136,11 @@ fn queued_neighbours_leave_as_one_request_each_served_its_slice() {
     // Counted once, as the request it was.
     assert_eq!(t.stats().requests, 2);
     assert_eq!((limit.in_flight(), limit.waiting()), (0, 0));
+    // The bytes between the spans were kept, as a merged read's are: a read there is free.
+    let c = Caller::new(&s, &limit);
+    let gap = block_on(t.read(&c, A, ByteRange::Range { offset: 3600, len: 1300 })).unwrap().unwrap();
+    assert_eq!(gap.bytes, bytes_of(SIZE, 1)[3600..4900]);
+    assert_eq!(s.requests(), 2, "no request for bytes held");
 }
 
 #[test]

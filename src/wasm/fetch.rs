@@ -464,7 +464,7 @@ impl Call<'_> {
                 Vec::new()
             }
         };
-        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body, shared: false })
+        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body, ..Default::default() })
     }
 
     /// The body as it arrives: each piece within the stall time, the whole within `max`. A

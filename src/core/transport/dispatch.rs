@@ -56,7 +56,8 @@ impl Spot {
 
 enum State {
     Pending(Vec<Waker>),
-    Done(Result<Response>),
+    /// The answer (its body apart).
+    Done(Result<Response>, Rc<Vec<u8>>),
     /// Its request was dropped before an answer: those waiting queue again.
     Abandoned,
 }
@@ -105,38 +106,48 @@ impl Group {
                 w.push(cx.waker().clone());
                 Poll::Pending
             }
-            State::Done(r) => Poll::Ready(Some(self.part(k, r))),
+            State::Done(r, body) => Poll::Ready(Some(self.part(k, r, body))),
             State::Abandoned => Poll::Ready(None),
         })
         .await
     }
 
-    /// What waiter `k` would have been answered alone: of a partial answer, its bytes (fewer
-    /// where the object ends sooner; `416` past its end); any other answer or error as it came.
-    fn part(&self, k: usize, r: &Result<Response>) -> Result<Response> {
+    /// What waiter `k` would have been answered alone, of `r` whose body is `body`: of a
+    /// partial answer, its bytes (fewer where the object ends sooner; `416` past its end); any
+    /// other answer or error as it came.
+    fn part(&self, k: usize, r: &Result<Response>, body: &[u8]) -> Result<Response> {
+        let as_came = |r: &Response| Ok(Response { body: body.to_vec(), shared: true, ..r.clone_head() });
         let r = match r {
             Ok(r) if r.status == 206 => r,
-            other => return other.clone().map(|r| Response { shared: true, ..r }),
+            Ok(r) => return as_came(r),
+            Err(e) => return Err(e.clone()),
         };
         let (offset, len) = self.parts[k];
         let shown = r.content_range.as_deref().map(parse_content_range);
         // The bytes that came: from `offset` on, as many as the body has (or the range names).
         let (came, total) = match shown {
-            None => (r.body.len() as u64, None),
-            Some(Some((a, b, total))) if a == self.offset && b >= a => ((b - a + 1).min(r.body.len() as u64), total),
+            None => (body.len() as u64, None),
+            Some(Some((a, b, total))) if a == self.offset && b >= a => ((b - a + 1).min(body.len() as u64), total),
             // Other bytes than asked for: as they came (the read asks again, then fails).
-            Some(_) => return Ok(Response { shared: true, ..r.clone() }),
+            Some(_) => return as_came(r),
         };
         let from = offset - self.offset;
         let to = from.saturating_add(len).min(came);
         let total_text = total.map_or_else(|| String::from("*"), |t| format!("{t}"));
         if from >= to {
             let content_range = total.map(|t| format!("bytes */{t}"));
-            return Ok(Response { status: 416, content_range, content_length: Some(0), body: Vec::new(), shared: true, ..r.clone_head() });
+            return Ok(Response { status: 416, content_range, content_length: Some(0), shared: true, ..r.clone_head() });
         }
-        let body = r.body[from as usize..to as usize].to_vec();
+        let body = body[from as usize..to as usize].to_vec();
         let content_range = shown.map(|_| format!("bytes {offset}-{}/{total_text}", offset + (to - from) - 1));
         Ok(Response { content_range, content_length: Some(to - from), body, shared: true, ..r.clone_head() })
+    }
+
+    /// Whether `r` holds every byte of the request, as asked.
+    fn whole(&self, r: &Result<Response>, body: &[u8]) -> bool {
+        let Ok(r) = r else { return false };
+        let shown = r.content_range.as_deref().map(parse_content_range);
+        r.status == 206 && body.len() as u64 == self.len && shown.is_none_or(|s| s.is_some_and(|(a, ..)| a == self.offset))
     }
 }
 
@@ -152,12 +163,24 @@ impl Lead {
         &self.0
     }
 
-    /// Hand the answer to the waiters taken along; the lead's own part of it.
+    /// Hand the answer to the waiters taken along; the lead's own part of it, with the whole
+    /// (to keep the bytes between the parts).
     pub fn finish(self, r: Result<Response>) -> Result<Response> {
-        let mine = self.0.part(0, &r);
+        let (r, body) = match r {
+            Ok(mut r) => {
+                let body = Rc::new(core::mem::take(&mut r.body));
+                (Ok(r), body)
+            }
+            Err(e) => (Err(e), Rc::new(Vec::new())),
+        };
+        let g = &self.0;
+        let mut mine = g.part(0, &r, &body);
+        if let (Ok(m), true) = (&mut mine, g.whole(&r, &body)) {
+            m.held = Some((g.offset, body.clone()));
+        }
         // (Unread when no one else waits any more.)
-        if Rc::strong_count(&self.0) > 1 {
-            self.0.finish(State::Done(r));
+        if Rc::strong_count(g) > 1 {
+            g.finish(State::Done(r, body));
         }
         mine.map(|r| Response { shared: false, ..r })
     }

@@ -3,6 +3,7 @@
 //! The binding layer implements [`HttpClient`] with `fetch`; tests implement it in memory.
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -86,6 +87,9 @@ pub struct Response {
     /// A waiter's part of an answer another request received (merged at dispatch): its request
     /// and bytes are that one's, not counted again.
     pub shared: bool,
+    /// The whole answer of a request merged at dispatch, of which this is the part of the
+    /// request it was sent for: (its offset, its bytes), whose gaps its transport may keep.
+    pub held: Option<(u64, Rc<Vec<u8>>)>,
 }
 
 impl Response {
@@ -100,6 +104,7 @@ impl Response {
             last_modified: self.last_modified.clone(),
             body: Vec::new(),
             shared: self.shared,
+            held: None,
         }
     }
 }

@@ -43,6 +43,12 @@ impl Transport {
             return Err(short(url, &format!("a partial answer of {n} bytes to a request for {a}")));
         }
         self.observe(c, url, method, &r, range_text.as_deref())?;
+        // A request merged at dispatch brought its neighbours' bytes and those between: kept,
+        // as a merged read's are.
+        let mut r = r;
+        if let Some((at, bytes)) = r.held.take() {
+            self.hold_merged(url, at, bytes, self.stamp(url, false));
+        }
         Ok(r)
     }
 
