@@ -88,7 +88,13 @@ fn config(gap: u64, max: u64) -> Config {
 
 /// Reads `spans` of A, each by its own caller, all waiting behind one read of B that holds the
 /// only slot; the outcomes in order.
-fn sweep(s: &ObjectServer, t: &Transport, limit: &Limiter, callers: &[Caller<'_>], spans: &[(u64, u64)]) -> Vec<Result<Vec<u8>>> {
+fn sweep(
+    s: &ObjectServer,
+    t: &Transport,
+    limit: &Limiter,
+    callers: &[Caller<'_>],
+    spans: &[(u64, u64)],
+) -> Vec<Result<Vec<u8>>> {
     let blocker = Caller::new(s, limit);
     let first = async { t.read(&blocker, B, ByteRange::Range { offset: 0, len: 100 }).await };
     let reads = spans.iter().zip(callers).map(|(&(offset, len), c)| async move {
@@ -195,7 +201,11 @@ fn a_request_that_merges_nothing_leaves_as_before_and_priorities_hold() {
     assert_eq!(h.unwrap().unwrap().bytes, a_bytes[20..30]);
     let log: Vec<(String, Option<String>)> = s.log().into_iter().map(|l| (l.url, l.range)).collect();
     let want = [(B, "bytes=0-9"), (A, "bytes=0-29"), (B, "bytes=9000-9009")];
-    assert_eq!(log, want.map(|(u, r)| (u.to_string(), Some(r.to_string()))), "the highest first, taking its neighbour along");
+    assert_eq!(
+        log,
+        want.map(|(u, r)| (u.to_string(), Some(r.to_string()))),
+        "the highest first, taking its neighbour along"
+    );
 }
 
 /// The server aborts `victim`'s caller while the merged request is under way.
@@ -263,7 +273,10 @@ fn an_error_answer_reaches_every_waiter_and_each_retries() {
     let callers: Vec<Caller> = spans.iter().map(|_| Caller::new(&s, &limit)).collect();
     let blocker = Caller::new(&s, &limit);
     let reads = spans.iter().zip(&callers).map(|(&(offset, len), c)| t.read(c, A, ByteRange::Range { offset, len }));
-    let (b, got) = block_on(futures_util::future::join(t.read(&blocker, B, ByteRange::Range { offset: 0, len: 1 }), join_all(reads)));
+    let (b, got) = block_on(futures_util::future::join(
+        t.read(&blocker, B, ByteRange::Range { offset: 0, len: 1 }),
+        join_all(reads),
+    ));
     assert!(b.is_err());
     for g in &got {
         let e = g.as_ref().err().expect("an error");

@@ -37,7 +37,15 @@ impl Spot {
         let (a, b) = req.range.as_deref()?.strip_prefix("bytes=")?.split_once('-')?;
         let (offset, last) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
         let len = last.checked_sub(offset)?.checked_add(1)?;
-        (req.method == super::http::Method::Get).then(|| Spot { url: req.url.into(), class, offset, len, gap, max, alive })
+        (req.method == super::http::Method::Get).then(|| Spot {
+            url: req.url.into(),
+            class,
+            offset,
+            len,
+            gap,
+            max,
+            alive,
+        })
     }
 
     pub(super) fn span(&self) -> (u64, u64) {
@@ -136,7 +144,13 @@ impl Group {
         let total_text = total.map_or_else(|| String::from("*"), |t| format!("{t}"));
         if from >= to {
             let content_range = total.map(|t| format!("bytes */{t}"));
-            return Ok(Response { status: 416, content_range, content_length: Some(0), shared: true, ..r.clone_head() });
+            return Ok(Response {
+                status: 416,
+                content_range,
+                content_length: Some(0),
+                shared: true,
+                ..r.clone_head()
+            });
         }
         let body = body[from as usize..to as usize].to_vec();
         let content_range = shown.map(|_| format!("bytes {offset}-{}/{total_text}", offset + (to - from) - 1));
@@ -147,7 +161,9 @@ impl Group {
     fn whole(&self, r: &Result<Response>, body: &[u8]) -> bool {
         let Ok(r) = r else { return false };
         let shown = r.content_range.as_deref().map(parse_content_range);
-        r.status == 206 && body.len() as u64 == self.len && shown.is_none_or(|s| s.is_some_and(|(a, ..)| a == self.offset))
+        r.status == 206
+            && body.len() as u64 == self.len
+            && shown.is_none_or(|s| s.is_some_and(|(a, ..)| a == self.offset))
     }
 }
 

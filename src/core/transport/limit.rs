@@ -30,8 +30,11 @@ type Key = (Reverse<i64>, u64);
 
 /// Waiting requests by (priority, arrival), kept sorted with the next one last (a vector: a
 /// `BTreeMap` instance costs more module than this queue ever costs time).
+/// A waiting request: its place, its ticket, where it reads (if it may be merged).
+type Waiter = (Key, Rc<RefCell<Ticket>>, Option<Rc<Spot>>);
+
 #[derive(Default)]
-struct Queue(Vec<(Key, Rc<RefCell<Ticket>>, Option<Rc<Spot>>)>);
+struct Queue(Vec<Waiter>);
 
 impl Queue {
     fn insert(&mut self, key: Key, t: Rc<RefCell<Ticket>>, spot: Option<Rc<Spot>>) {
@@ -42,7 +45,7 @@ impl Queue {
         let at = self.0.partition_point(|(k, ..)| k > key);
         self.0.get(at).is_some_and(|(k, ..)| k == key).then(|| self.0.remove(at).1)
     }
-    fn pop_first(&mut self) -> Option<(Key, Rc<RefCell<Ticket>>, Option<Rc<Spot>>)> {
+    fn pop_first(&mut self) -> Option<Waiter> {
         self.0.pop()
     }
     fn retain(&mut self, mut keep: impl FnMut(&Key, &Rc<RefCell<Ticket>>) -> bool) {
