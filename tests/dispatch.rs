@@ -45,7 +45,7 @@ impl HttpClient for Caller<'_> {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let flag = self.aborted.clone();
         let class = format!("{:?}|{:?}|{:?}", req.condition, req.limit, req.cache);
-        let spot = Spot::of(&req, class, Some(Box::new(move || !flag.get()))).filter(|_| self.merging);
+        let spot = Spot::of(&req, class, Some(Box::new(move || !flag.get())), None).filter(|_| self.merging);
         let go = |group: Option<&Group>| {
             let merged = group.map(|g| Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() });
             let req = &req;

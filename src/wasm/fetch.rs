@@ -125,6 +125,34 @@ fn settle(p: Promise, cancel: bool) {
     });
 }
 
+/// A signal that aborts once every waiter of `group` has (where each has a signal), and the
+/// listeners that tell it (removed when dropped).
+fn all_aborted(group: &Group) -> Option<(AbortSignal, Vec<Unlink>)> {
+    let signals: Option<Vec<AbortSignal>> =
+        group.tokens().iter().map(|t| t.as_ref()?.downcast_ref::<AbortSignal>().cloned()).collect();
+    let live: Vec<AbortSignal> = signals?.into_iter().filter(|s| !s.aborted()).collect();
+    let ctl = web_sys::AbortController::new().ok()?;
+    let left = Rc::new(core::cell::Cell::new(live.len()));
+    if live.is_empty() {
+        ctl.abort();
+    }
+    let links = live
+        .into_iter()
+        .map(|s| {
+            let (left, ctl) = (left.clone(), ctl.clone());
+            let f = Closure::<dyn FnMut()>::new(move || {
+                left.set(left.get().saturating_sub(1));
+                if left.get() == 0 {
+                    ctl.abort();
+                }
+            });
+            s.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
+            Unlink(Some((s, f)))
+        })
+        .collect();
+    Some((ctl.signal(), links))
+}
+
 /// `AbortSignal.any([a, b])`, where the platform has it.
 fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
     let ctor = Reflect::get(&js_sys::global(), &"AbortSignal".into()).ok()?;
@@ -570,8 +598,9 @@ impl FetchClient {
         let limit = req.limit.unwrap_or(u64::MAX);
         let class = format!("{} {kind} {limit} {} {value}", self.id, req.cache == CacheMode::NoStore);
         let signal = self.signal.clone();
+        let token = signal.clone().map(|s| Rc::new(s) as Rc<dyn core::any::Any>);
         let alive = signal.map(|s| Box::new(move || !s.aborted()) as Box<dyn Fn() -> bool>);
-        Spot::of(req, class, alive)
+        Spot::of(req, class, alive, token)
     }
 
     /// `fetch`'s init but its signal: the method, and the headers (ours, then `Range`).
@@ -618,13 +647,18 @@ impl HttpClient for FetchClient {
         // origin is found stuck.
         let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
         let go = |group: Option<&Group>| {
-            // A merged request is no single caller's: its abort does not end it.
-            let (req, client) = match group {
-                Some(g) => (Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() }, self.with_signal(None)),
-                None => (req.clone(), self.clone()),
+            // A merged request is no single caller's: it ends when all of them gave up.
+            let (req, client, links) = match group {
+                Some(g) => {
+                    let (signal, links) = all_aborted(g).unzip();
+                    let merged = Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() };
+                    (merged, self.with_signal(signal), links)
+                }
+                None => (req.clone(), self.clone(), None),
             };
             let limit = &limit;
             async move {
+                let _links = links;
                 if client.is_aborted() {
                     return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
                 }

@@ -130,3 +130,57 @@ test("an aborted read among merged ones: the others get their values, it rejects
   assert.ok(checked > 0 && aborted > 0, `${checked} checked, ${aborted} aborted`);
   arr.close();
 });
+
+test("a merged request ends when every read it serves was aborted, not before", async () => {
+  // Chunk requests of shard 0/0 are held until released; its index passes.
+  const held = [];
+  const gated = (input, init) => {
+    const url = typeof input === "string" ? input : input.url;
+    const range = init?.headers?.Range ?? "";
+    if (!url.endsWith("/c/0/0") || range === "bytes=0-255") return globalThis.fetch(input, init);
+    return new Promise((resolve, reject) => {
+      const signal = init?.signal;
+      signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+      held.push({ range, signal, go: () => globalThis.fetch(input, init).then(resolve, reject) });
+    });
+  };
+  const until = async (what, ok) => {
+    const deadline = Date.now() + 20_000;
+    while (!ok()) {
+      if (Date.now() > deadline) assert.fail(`still waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  };
+  const arr = await api.openArray(`${server.url}/fixtures/${c.path}`, { fetch: gated, maxInFlight: 1 });
+  // The 16 chunks of shard 0/0, each read in its own task with its own signal.
+  const coords = grid().filter(([i, j]) => i < 4 && j < 4);
+  const controllers = coords.map(() => new AbortController());
+  const outcome = coords.map(() => null);
+  for (const [i, k] of coords.entries()) {
+    arr.getChunk(k, { signal: controllers[i].signal }).then(
+      (r) => (outcome[i] = checkChunk(r, k) > 0 ? "values" : "empty"),
+      (e) => (outcome[i] = e?.code ?? String(e)),
+    );
+    await new Promise((r) => setImmediate(r));
+  }
+  // The first chunk request leaves alone (it may serve a few neighbours asked together);
+  // answered, the slot goes to the reads still waiting, merged.
+  await until("the first chunk request", () => held.length === 1);
+  held[0].go();
+  await until("the merged request", () => held.length === 2);
+  const merged = held[1];
+  // What the first answer serves settles; the others wait for the merged request alone.
+  await new Promise((r) => setTimeout(r, 50));
+  const waiting = outcome.flatMap((o, i) => (o === null ? [i] : []));
+  assert.ok(waiting.length >= 4, `${waiting.length} reads wait for ${merged.range}`);
+  assert.ok(outcome.every((o) => o === null || o === "values"), JSON.stringify(outcome));
+  // All but one give up: the request goes on for the last.
+  for (const i of waiting.slice(0, -1)) controllers[i].abort();
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(merged.signal?.aborted, false, `one read still waits for ${merged.range}`);
+  controllers[waiting.at(-1)].abort();
+  await until("the merged request's abort", () => merged.signal?.aborted === true);
+  await until("every read settled", () => outcome.every((o) => o !== null));
+  for (const i of waiting) assert.equal(outcome[i], "Aborted", `chunk [${coords[i]}]`);
+  arr.close();
+});

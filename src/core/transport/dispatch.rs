@@ -12,6 +12,7 @@ use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::any::Any;
 use core::cell::RefCell;
 use core::future::poll_fn;
 use core::task::{Poll, Waker};
@@ -28,11 +29,19 @@ pub struct Spot {
     pub max: u64,
     /// Whether its caller still wants it (not aborted): a dead request takes none along.
     pub alive: Option<Box<dyn Fn() -> bool>>,
+    /// What the client needs of the caller to end a merged request once every one it serves
+    /// was given up (its abort signal).
+    pub token: Option<Rc<dyn Any>>,
 }
 
 impl Spot {
     /// The spot of `req` if it may be merged: a GET of `bytes=a-b` with merging rules.
-    pub fn of(req: &Request<'_>, class: String, alive: Option<Box<dyn Fn() -> bool>>) -> Option<Spot> {
+    pub fn of(
+        req: &Request<'_>,
+        class: String,
+        alive: Option<Box<dyn Fn() -> bool>>,
+        token: Option<Rc<dyn Any>>,
+    ) -> Option<Spot> {
         let (gap, max) = req.merge?;
         let (a, b) = req.range.as_deref()?.strip_prefix("bytes=")?.split_once('-')?;
         let (offset, last) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?);
@@ -45,7 +54,12 @@ impl Spot {
             gap,
             max,
             alive,
+            token,
         })
+    }
+
+    pub(super) fn token(&self) -> Option<Rc<dyn Any>> {
+        self.token.clone()
     }
 
     pub(super) fn span(&self) -> (u64, u64) {
@@ -76,12 +90,19 @@ pub struct Group {
     pub offset: u64,
     pub len: u64,
     parts: Vec<(u64, u64)>,
+    /// Each waiter's [`Spot::token`].
+    tokens: Vec<Option<Rc<dyn Any>>>,
     state: RefCell<State>,
 }
 
 impl Group {
-    pub(super) fn new(offset: u64, len: u64, parts: Vec<(u64, u64)>) -> Self {
-        Group { offset, len, parts, state: RefCell::new(State::Pending(Vec::new())) }
+    pub(super) fn new(offset: u64, len: u64, parts: Vec<(u64, u64)>, tokens: Vec<Option<Rc<dyn Any>>>) -> Self {
+        Group { offset, len, parts, tokens, state: RefCell::new(State::Pending(Vec::new())) }
+    }
+
+    /// The waiters' tokens, the lead's first.
+    pub fn tokens(&self) -> &[Option<Rc<dyn Any>>] {
+        &self.tokens
     }
 
     /// The `Range` header of its request.

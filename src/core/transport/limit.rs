@@ -254,7 +254,9 @@ impl Limiter {
         run.members.iter().for_each(|m| taken[m.0] = true);
         let members: Vec<usize> = (0..spans.len()).filter(|&m| taken[m]).collect();
         let parts = members.iter().map(|&m| spans[m]).collect();
-        let group = Rc::new(Group::new(run.offset, run.len, parts));
+        let token = |m: usize| if m == 0 { lead.token() } else { q.0[near[m - 1]].2.as_ref().and_then(|s| s.token()) };
+        let tokens = members.iter().map(|&m| token(m)).collect();
+        let group = Rc::new(Group::new(run.offset, run.len, parts, tokens));
         // Out of the queue from the back, so that the indexes stay good.
         for (k, &m) in members.iter().enumerate().skip(1).rev() {
             let (_, t, _) = q.0.remove(near[m - 1]);
