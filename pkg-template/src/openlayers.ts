@@ -1,0 +1,413 @@
+/**
+ * `shardfetch/openlayers`: a tile source for OpenLayers' `ol/layer/WebGLTile` (an
+ * `ol/source/DataTile`) taking `ol/source/GeoTIFF`'s options and handing WebGLTile the same tiles
+ * (bands of each source in turn, then an alpha band where nodata applies; `Uint8Array` scaled
+ * 0–255 from min/max, or `Float32Array` of raw values with `normalize: false`), read by
+ * shardfetch: a COG's tiles by range, its overviews as the tile grid's levels. Also takes any
+ * multiscale shardfetch opens (OME-Zarr, precomputed) or single 2-D/3-D array, in pixel
+ * coordinates unless its level 0 has `geotiff` attributes. `ol` is a peer dependency.
+ * @packageDocumentation
+ */
+import DataTileSource from "ol/source/DataTile.js";
+import type { LoaderOptions } from "ol/source/DataTile.js";
+import TileGrid from "ol/tilegrid/TileGrid.js";
+import { get as getCachedProjection, Projection } from "ol/proj.js";
+import type { ProjectionLike } from "ol/proj.js";
+import { fromCode as unitsFromCode } from "ol/proj/Units.js";
+import { fromProjectionCode } from "ol/proj/proj4.js";
+// From the package's entry (kept external in the build): one instance of the module, shared.
+import { Group, open, openMultiscale, ShardedArray, ShardfetchError } from "./index.js";
+import type { OpenOptions, TypedArray } from "./index.js";
+
+/** One file (or store) and what to take from it, as `ol/source/GeoTIFF`'s `SourceInfo`. */
+export interface SourceInfo {
+  /** A COG, a multiscale image (OME-Zarr …), or an array of 2 or 3 dimensions (`[band,] y, x`). */
+  url: string;
+  /** Bands to read, first `1` (default: all). */
+  bands?: number[];
+  /** Value shown as 0 (per band of the file, not of `bands`); default: GDAL statistics, else the type's least. */
+  min?: number | Array<number | undefined>;
+  /** Value shown as 255; default: GDAL statistics, else the type's largest. */
+  max?: number | Array<number | undefined>;
+  /** Values that are transparent (overriding the file's `GDAL_NODATA`); adds an alpha band. */
+  nodata?: number | Array<number | undefined>;
+}
+
+/** `ol/source/GeoTIFF`'s options that apply, plus shardfetch's own `openOptions`. */
+export interface Options {
+  sources: SourceInfo[];
+  /** Scale to 0–255 by min/max (`Uint8Array` tiles); `false`: raw values (`Float32Array`). */
+  normalize?: boolean;
+  /** Linear interpolation when resampling (default `true`); `false`: nearest. */
+  interpolate?: boolean;
+  /**
+   * Accepted for `ol/source/GeoTIFF`'s sake: shardfetch gives a YCbCr JPEG COG as RGB already,
+   * and refuses CMYK and CIELab files.
+   */
+  convertToRGB?: boolean | "auto";
+  /** The data's projection; default: the file's EPSG code. */
+  projection?: ProjectionLike;
+  /** Look an EPSG code OpenLayers lacks up through `ol/proj/proj4`'s `fromProjectionCode`. */
+  loadMissingProjection?: boolean;
+  transition?: number;
+  wrapX?: boolean;
+  attributions?: unknown;
+  /** Passed to shardfetch's `open` (headers, store options, …). */
+  openOptions?: OpenOptions;
+}
+
+/** One opened source: its levels finest first, and what the file says of them. */
+interface Opened {
+  url: string;
+  levels: ShardedArray[];
+  /** Index of the band axis (0) or `null` for a 2-D array. */
+  bandAxis: number | null;
+  bandCount: number;
+  /** The file's nodata (`GDAL_NODATA`), or null. */
+  nodata: number | null;
+  stats: Record<string, string> | null;
+  geo: { geotransform?: number[]; epsg?: number } | null;
+  keys: Map<number, number>;
+}
+
+const DTYPE_MIN: Record<string, number> = { int8: -128, int16: -32768, int32: -2147483648, float32: 1.2e-38 };
+const DTYPE_MAX: Record<string, number> = {
+  int8: 127,
+  uint8: 255,
+  int16: 32767,
+  uint16: 65535,
+  int32: 2147483647,
+  uint32: 4294967295,
+  float32: 3.4e38,
+};
+/** The planes a tile's bands are gathered in (geotiff.js's: the file's sample type). */
+type Plane = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
+const TYPED: Record<string, new (n: number) => Plane> = {
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  float32: Float32Array,
+  float64: Float64Array,
+};
+
+/** GeoKeyDirectory (tag 34735) as key → value, for the values held in the directory itself. */
+function geoKeys(tags: Record<string, unknown> | undefined): Map<number, number> {
+  const keys = new Map<number, number>();
+  const d = tags?.["34735"];
+  if (Array.isArray(d)) {
+    for (let k = 4; k + 3 < d.length; k += 4) if (d[k + 1] === 0) keys.set(d[k], d[k + 3]);
+  }
+  return keys;
+}
+
+/** `GDAL_METADATA` items of sample 0, as geotiff.js's `getGDALMetadata(0)` gives them. */
+function gdalStats(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of text.matchAll(/<Item\b([^>]*)>([^<]*)<\/Item>/g)) {
+    const name = /\bname="([^"]*)"/.exec(m[1])?.[1];
+    const sample = /\bsample="([^"]*)"/.exec(m[1])?.[1];
+    if (name !== undefined && sample !== undefined && Number(sample) === 0) out[name] = m[2];
+  }
+  return out;
+}
+
+async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opened> {
+  const url = info.url;
+  const node = await open(url, options);
+  let levels: ShardedArray[];
+  if (node instanceof Group) {
+    levels = (await openMultiscale(node, options)).levels.map((l) => l.array);
+  } else if (node instanceof ShardedArray) {
+    levels = [node];
+  } else {
+    throw new ShardfetchError("UnsupportedFormat", `${url}: not an array or a multiscale image`, { url });
+  }
+  const close = () => levels.forEach((a) => a.close());
+  const a = levels[0];
+  const n = a.shape.length;
+  if (n !== 2 && n !== 3) {
+    close();
+    throw new ShardfetchError("UnsupportedFormat", `${url}: OpenLayers draws [band,] y, x; this array has ${n} dimensions`, { url });
+  }
+  if (!TYPED[a.dtype]) {
+    close();
+    throw new ShardfetchError("UnsupportedDataType", `${url}: OpenLayers does not draw ${a.dtype}`, { url });
+  }
+  const bandCount = n === 3 ? a.shape[0] : 1;
+  for (const b of info.bands ?? []) {
+    if (!Number.isInteger(b) || b < 1 || b > bandCount) {
+      close();
+      throw new ShardfetchError("InvalidSelection", `${url}: band ${b} of ${bandCount}`, { url });
+    }
+  }
+  const attrs = a.attributes as { geotiff?: Opened["geo"] & { nodata?: number }; tiff?: { tags?: Record<string, unknown> } };
+  const tags = attrs.tiff?.tags;
+  let stats: Record<string, string> | null = null;
+  const meta = tags?.["42112"];
+  if (meta !== undefined) {
+    const text = typeof meta === "string" ? meta : await a.tiffTag(42112);
+    if (typeof text === "string") stats = gdalStats(text);
+  }
+  return {
+    url,
+    levels,
+    bandAxis: n === 3 ? 0 : null,
+    bandCount,
+    nodata: typeof attrs.geotiff?.nodata === "number" ? attrs.geotiff.nodata : null,
+    stats,
+    geo: attrs.geotiff ?? null,
+    keys: geoKeys(tags),
+  };
+}
+
+/**
+ * The tile source. Like `ol/source/GeoTIFF`, it is `loading` until the files are opened, then
+ * `ready` (or `error`: {@link getError}); {@link getView} resolves to view options fitting the data.
+ */
+export class ShardfetchSource extends DataTileSource {
+  readonly #info: SourceInfo[];
+  readonly #normalize: boolean;
+  readonly #loadMissingProjection: boolean;
+  #opened: Opened[] = [];
+  #error: Error | null = null;
+  /** Per source and band (of those read): the nodata compared, the fill, the gain and bias. */
+  #bands: Array<Array<{ index: number; nodata: number | null; gain: number; bias: number }>> = [];
+
+  constructor(options: Options) {
+    super({
+      attributions: options.attributions,
+      state: "loading",
+      tileGrid: undefined,
+      projection: options.projection || null,
+      transition: options.transition,
+      interpolate: options.interpolate !== false,
+      wrapX: options.wrapX,
+      hasAlpha: false,
+    });
+    this.#info = options.sources;
+    this.#normalize = options.normalize !== false;
+    this.#loadMissingProjection = options.loadMissingProjection ?? false;
+    this.setKey(this.#info.map((s) => s.url).join(","));
+    // A page that never asks for the view is not told of its rejection as unhandled.
+    this.getView().catch(() => {});
+    this.#configure(options.openOptions ?? {}).catch((e: unknown) => {
+      this.#error = e instanceof Error ? e : new Error(String(e));
+      for (const o of this.#opened) o.levels.forEach((a) => a.close());
+      this.viewRejector?.(this.#error);
+      this.setState("error");
+    });
+  }
+
+  /** Why the source is in state `error` (a `ShardfetchError` naming the URL), or null. */
+  getError(): Error | null {
+    return this.#error;
+  }
+
+  /** The opened levels of each source, finest first. */
+  get arrays(): ShardedArray[][] {
+    return this.#opened.map((o) => o.levels);
+  }
+
+  async #projection(o: Opened): Promise<Projection | null> {
+    const epsg = o.geo?.epsg;
+    if (!epsg) return null;
+    const code = `EPSG:${epsg}`;
+    let p = getCachedProjection(code);
+    if (!p && this.#loadMissingProjection) {
+      try {
+        p = await fromProjectionCode(code);
+      } catch (e) {
+        throw new ShardfetchError("UnsupportedFormat", `${o.url}: ${code} could not be looked up (${(e as Error).message})`, { url: o.url, cause: e });
+      }
+    }
+    if (!p) {
+      // As ol/source/GeoTIFF: a projection of that code and the file's units, drawn only in a
+      // view of the same projection (registering the code through ol/proj/proj4 lets it move).
+      const projected = o.keys.get(3072) === epsg;
+      const units = unitsFromCode(o.keys.get(projected ? 3076 : 2054) ?? 0);
+      if (!units) {
+        throw new ShardfetchError(
+          "UnsupportedFormat",
+          `${o.url}: OpenLayers does not know ${code} and the file names no units; register it (ol/proj/proj4) or pass \`projection\``,
+          { url: o.url },
+        );
+      }
+      p = new Projection({ code, units });
+    }
+    return p;
+  }
+
+  async #configure(openOptions: OpenOptions): Promise<void> {
+    const opened = await Promise.allSettled(this.#info.map((s) => openSource(s, openOptions)));
+    this.#opened = opened.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    const failed = opened.find((r) => r.status === "rejected");
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    const first = this.#opened[0];
+    if (!first) throw new ShardfetchError("InvalidSelection", "shardfetch/openlayers: no sources");
+    const count = first.levels.length;
+    const shapes = (o: Opened) => o.levels.map((a) => a.shape.slice(-2).join("x")).join(",");
+    for (const o of this.#opened) {
+      if (o.levels.length !== count || shapes(o) !== shapes(first)) {
+        throw new ShardfetchError("UnsupportedFormat", `${o.url}: its levels (${shapes(o)}) are not those of ${first.url} (${shapes(first)})`, { url: o.url });
+      }
+    }
+
+    // The grid: ol/source/GeoTIFF's (geotiff.js's getResolution: level 0's pixel size times the
+    // width ratio; extent and origin from level 0; pixel coordinates without georeferencing).
+    const [H0, W0] = first.levels[0].shape.slice(-2);
+    const gt = first.geo?.geotransform;
+    if (gt && (gt[2] !== 0 || gt[4] !== 0)) {
+      throw new ShardfetchError("UnsupportedFormat", `${first.url}: a rotated or sheared geotransform is not drawn`, { url: first.url });
+    }
+    const [x0, dx, y0, dy] = gt ? [gt[0], gt[1], gt[3], gt[5]] : [0, 1, H0, -1];
+    const extent = [Math.min(x0, x0 + W0 * dx), Math.min(y0, y0 + H0 * dy), Math.max(x0, x0 + W0 * dx), Math.max(y0, y0 + H0 * dy)];
+    const origin = [x0, y0];
+    const resolutions: number[] = [];
+    const renderSizes: Array<[number, number]> = [];
+    const sourceSizes: Array<[number, number]> = [];
+    for (let k = count - 1; k >= 0; k--) {
+      const a = first.levels[k];
+      const [h, w] = a.shape.slice(-2);
+      const rx = (dx * W0) / w;
+      const ry = (dy * H0) / h;
+      const [ch, cw] = (a.chunkShape ?? a.shape).slice(-2);
+      // Strips: tiles of 256 (as ol/source/GeoTIFF asks of them).
+      const size: [number, number] = cw !== ch && ch < 256 ? [256, 256] : [cw, ch];
+      resolutions.push(rx);
+      sourceSizes.push(size);
+      renderSizes.push([size[0], size[1] / (rx / Math.abs(ry))]);
+    }
+
+    if (!this.getProjection()) {
+      const p = await this.#projection(first);
+      if (p) this.projection = p;
+    }
+
+    // Bands, alpha and scaling as ol/source/GeoTIFF composes them.
+    let hasAlpha = false;
+    this.#bands = this.#opened.map((o, s) => {
+      const info = this.#info[s];
+      const indices = info.bands ? info.bands.map((b) => b - 1) : Array.from({ length: o.bandCount }, (_, k) => k);
+      if (info.nodata !== undefined && (!Array.isArray(info.nodata) || info.nodata.some((v) => v !== undefined))) hasAlpha = true;
+      else if (o.nodata !== null) hasAlpha = true;
+      const dtype = o.levels[0].dtype;
+      return indices.map((index) => {
+        const pick = (v: number | Array<number | undefined> | undefined) => (Array.isArray(v) ? v[index] : v);
+        const nd = pick(info.nodata);
+        let min = pick(info.min);
+        let max = pick(info.max);
+        if (min === undefined) min = o.stats && "STATISTICS_MINIMUM" in o.stats ? parseFloat(o.stats.STATISTICS_MINIMUM) : (DTYPE_MIN[dtype] ?? 0);
+        if (max === undefined) max = o.stats && "STATISTICS_MAXIMUM" in o.stats ? parseFloat(o.stats.STATISTICS_MAXIMUM) : (DTYPE_MAX[dtype] ?? 255);
+        const gain = 255 / (max - min);
+        return { index, nodata: nd !== undefined ? nd : o.nodata, gain, bias: -min * gain };
+      });
+    });
+    this.hasAlpha = hasAlpha;
+    this.bandCount = this.#bands.reduce((n, b) => n + b.length, hasAlpha ? 1 : 0);
+    this.nodataBandIndex = hasAlpha ? this.bandCount : undefined;
+
+    this.tileGrid = new TileGrid({ extent, minZoom: 0, origin, resolutions, tileSizes: renderSizes });
+    this.setTileSizes(sourceSizes);
+    this.setLoader((z, x, y, options) => this.#loadTile(z, x, y, options));
+    this.setState("ready");
+
+    let viewResolutions = resolutions;
+    if (resolutions.length === 2) viewResolutions = [resolutions[0], resolutions[1], resolutions[1] / 2];
+    else if (resolutions.length === 1) viewResolutions = [resolutions[0] * 2, resolutions[0], resolutions[0] / 2];
+    this.viewResolver?.({
+      showFullExtent: true,
+      projection: this.getProjection() ?? undefined,
+      resolutions: viewResolutions,
+      center: [(extent[0] + extent[2]) / 2, (extent[1] + extent[3]) / 2],
+      extent,
+      zoom: 1,
+    });
+  }
+
+  /** Tile (z, x, y): each source's bands read by shardfetch, composed as ol/source/GeoTIFF does. */
+  async #loadTile(z: number, x: number, y: number, { signal }: LoaderOptions): Promise<Uint8Array | Float32Array> {
+    const [tw, th] = this.getTileSize(z);
+    const pixels = tw * th;
+    const planes = await Promise.all(
+      this.#opened.map(async (o, s) => {
+        const a = o.levels[o.levels.length - 1 - z];
+        const bands = this.#bands[s];
+        // One plane per band, the tile's size, holding the fill (nodata, else 0) past the image.
+        const Typed = TYPED[a.dtype];
+        const out = bands.map((b) => {
+          const p = new Typed(pixels);
+          if (b.nodata !== null) p.fill(b.nodata);
+          return p;
+        });
+        const [H, W] = a.shape.slice(-2);
+        const r0 = y * th;
+        const c0 = x * tw;
+        const r1 = Math.min(r0 + th, H);
+        const c1 = Math.min(c0 + tw, W);
+        if (r0 >= r1 || c0 >= c1) return out;
+        let lo = 0;
+        let hi = 1;
+        if (o.bandAxis !== null) {
+          lo = Math.min(...bands.map((b) => b.index));
+          hi = Math.max(...bands.map((b) => b.index)) + 1;
+        }
+        const sel = o.bandAxis !== null ? [[lo, hi] as [number, number], [r0, r1] as [number, number], [c0, c1] as [number, number]] : [[r0, r1] as [number, number], [c0, c1] as [number, number]];
+        const r = await a.get(sel, { signal });
+        const data = r.data as TypedArray;
+        const [sy, sx] = r.stride.slice(-2);
+        const sb = o.bandAxis !== null ? r.stride[0] : 0;
+        bands.forEach((b, k) => {
+          const p = out[k];
+          const base = (b.index - lo) * sb;
+          for (let i = 0; i < r1 - r0; i++) {
+            for (let j = 0; j < c1 - c0; j++) p[i * tw + j] = data[base + i * sy + j * sx] as number;
+          }
+        });
+        return out;
+      }),
+    );
+
+    const normalize = this.#normalize;
+    const hasAlpha = this.hasAlpha;
+    const bandCount = this.bandCount;
+    const data = normalize ? new Uint8Array(pixels * bandCount) : new Float32Array(pixels * bandCount);
+    let d = 0;
+    for (let px = 0; px < pixels; px++) {
+      let transparent = hasAlpha;
+      for (let s = 0; s < planes.length; s++) {
+        const bands = this.#bands[s];
+        for (let k = 0; k < bands.length; k++) {
+          const v = planes[s][k][px] as number;
+          const b = bands[k];
+          const value = normalize ? Math.min(255, Math.max(0, b.gain * v + b.bias)) : v;
+          if (!hasAlpha) {
+            data[d] = value;
+          } else {
+            const nd = b.nodata;
+            // (A band without nodata counts as data, as in ol/source/GeoTIFF.)
+            if (nd === null || (Number.isNaN(nd) ? !Number.isNaN(v) : v !== nd)) {
+              transparent = false;
+              data[d] = value;
+            }
+          }
+          d++;
+        }
+      }
+      if (hasAlpha) {
+        if (!transparent) data[d] = 255;
+        d++;
+      }
+    }
+    return data;
+  }
+}
+
+/** `new ShardfetchSource(options)`: a drop-in for `new GeoTIFF(options)` of `ol/source/GeoTIFF`. */
+export function createSource(options: Options): ShardfetchSource {
+  return new ShardfetchSource(options);
+}
+
+export default ShardfetchSource;
