@@ -1,0 +1,240 @@
+// shardfetch/openlayers under OpenLayers itself (issue 45): tests/ol/app.js, ol 10.11's WebGLTile
+// layer given the same COG through ol/source/GeoTIFF (geotiff.js) and through shardfetch's
+// source, bundled by esbuild, drawn by headless Chromium's WebGL (software) at the same size and
+// view; the screenshots are compared with each other and with the values GDAL wrote (the
+// fixtures' manifest, read back by rasterio), and values read through the layer's getData.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+import { startServer } from "../server.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
+import { decodePng } from "./png.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../..");
+const app = path.join(root, "tests/ol");
+const dist = path.join(app, "dist");
+const fixtures = path.join(root, "tests/fixtures");
+const manifest = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-tiff.json"), "utf8"));
+
+/** A manifest case: its shape and the values rasterio read back (typed by dtype). */
+function expected(name) {
+  const c = manifest.cases.find((x) => x.name === name);
+  const buf = fs.readFileSync(path.join(fixtures, c.expected));
+  const T = { uint8: Uint8Array, float32: Float32Array }[c.dtype];
+  return { ...c, values: new T(buf.buffer, buf.byteOffset, buf.byteLength / T.BYTES_PER_ELEMENT) };
+}
+const F32 = expected("gd_cog_f32_0"); // 180 × 200 float32, nodata -9999, EPSG:32633, 30 m
+const RGB = expected("gd_cog_rgb_zstd_0"); // 3 × 150 × 130 uint8, no nodata
+
+let browser;
+let page;
+let data;
+before(async () => {
+  assert.ok(fs.existsSync(path.join(app, "node_modules/ol/package.json")), "tests/ol dependencies (scripts/ensure-tools.sh)");
+  // `shardfetch` as an installed package (node_modules/shardfetch → pkg/), bundled with ol;
+  // symlinks kept, so that pkg/openlayers.js finds the app's `ol` (one instance of it).
+  const link = path.join(app, "node_modules/shardfetch");
+  fs.rmSync(link, { recursive: true, force: true });
+  fs.symlinkSync(path.relative(path.dirname(link), path.join(root, "pkg")), link, "dir");
+  fs.rmSync(dist, { recursive: true, force: true });
+  await promisify(execFile)(path.join(app, "node_modules/.bin/esbuild"), ["app.js", "--bundle", "--format=esm", "--outdir=dist", "--preserve-symlinks", "--log-level=warning"], { cwd: app });
+  for (const f of ["worker.js", "warm.js"]) fs.copyFileSync(path.join(link, f), path.join(dist, f));
+  fs.cpSync(path.join(link, "wasm"), path.join(dist, "wasm"), { recursive: true });
+  fs.copyFileSync(path.join(app, "index.html"), path.join(dist, "index.html"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--force-color-profile=srgb"], headless: true });
+  page = await startServer({ root: { "/app": dist } });
+  data = await startServer({ root: { "/fixtures": fixtures } });
+});
+after(async () => {
+  await browser?.close();
+  await page?.close();
+  await data?.close();
+});
+
+const url = (name) => `${data.url}/fixtures/data/tiff/${name}`;
+
+/**
+ * Draws `cfg` (app.js's: sources, size, resolution, …) with source `which` ("ol" or "sf");
+ * `then(tab)` runs in the page before it closes. Returns { shot, info, out }.
+ */
+async function draw(which, cfg, then) {
+  const [W, H] = cfg.size;
+  const tab = await browser.newPage({ viewport: { width: W + 40, height: H + 40 } });
+  const problems = [];
+  tab.on("pageerror", (e) => problems.push(String(e)));
+  try {
+    const q = new URLSearchParams({ cfg: JSON.stringify({ ...cfg, which }) });
+    await tab.goto(`${page.url}/app/index.html?${q}`);
+    await tab.waitForFunction(() => window.__drawn || window.__error, null, { timeout: 60000 });
+    const err = await tab.evaluate(() => window.__error);
+    if (err) return { error: err, problems };
+    const shot = decodePng(await tab.locator("#map").screenshot());
+    assert.deepEqual([shot.width, shot.height], [W, H]);
+    const info = await tab.evaluate(() => window.__drawn);
+    const out = then ? await then(tab) : undefined;
+    return { shot, info, out };
+  } finally {
+    await tab.close();
+  }
+}
+
+/** Pixels (RGB) of `a` and `b` differing by more than 1; the largest difference. */
+function compare(a, b) {
+  let off = 0;
+  let worst = 0;
+  for (let i = 0; i < a.rgba.length; i += 4) {
+    let d = 0;
+    for (let k = 0; k < 3; k++) d = Math.max(d, Math.abs(a.rgba[i + k] - b.rgba[i + k]));
+    worst = Math.max(worst, d);
+    if (d > 1) off++;
+  }
+  return { off, worst };
+}
+
+/** Both sources draw `cfg`: the screenshots agree within one level (at most `allow` pixels not). */
+async function same(label, cfg, allow = 0) {
+  const ol = await draw("ol", cfg);
+  const sf = await draw("sf", cfg);
+  assert.equal(ol.error, undefined, `ol/source/GeoTIFF: ${JSON.stringify(ol.error)} ${ol.problems}`);
+  assert.equal(sf.error, undefined, `shardfetch/openlayers: ${JSON.stringify(sf.error)} ${sf.problems}`);
+  assert.deepEqual(sf.info.resolutions, ol.info.resolutions, "the tile grids' resolutions");
+  assert.equal(sf.info.bandCount, ol.info.bandCount, "bands handed to WebGLTile");
+  assert.equal(sf.info.projection, ol.info.projection);
+  const { off, worst } = compare(ol.shot, sf.shot);
+  const [W, H] = cfg.size;
+  // Something is drawn: not a uniform screen.
+  const lit = new Set();
+  for (let i = 0; i < sf.shot.rgba.length; i += 4) lit.add(sf.shot.rgba[i] * 65536 + sf.shot.rgba[i + 1] * 256 + sf.shot.rgba[i + 2]);
+  assert.ok(lit.size > 10, `${label}: ${lit.size} colours on screen`);
+  console.log(`# ${label}: ${W}×${H} px, ${off} differ from ol/source/GeoTIFF's by more than one level (largest ${worst}); ${lit.size} colours`);
+  assert.ok(off <= allow, `${label}: ${off} of ${W * H} pixels differ by more than one level (largest ${worst})`);
+  return { ol, sf };
+}
+
+/** The screen at one screen pixel per image pixel against `want(x, y)` ([r, g, b] or null: transparent, black). */
+function matchesValues(label, shot, want) {
+  let off = 0;
+  let worst = 0;
+  for (let y = 0; y < shot.height; y++) {
+    for (let x = 0; x < shot.width; x++) {
+      const w = want(x, y) ?? [0, 0, 0];
+      const i = (y * shot.width + x) * 4;
+      let d = 0;
+      for (let k = 0; k < 3; k++) d = Math.max(d, Math.abs(shot.rgba[i + k] - w[k]));
+      worst = Math.max(worst, d);
+      if (d > 1) off++;
+    }
+  }
+  console.log(`# ${label}: ${shot.width}×${shot.height} px, ${off} differ from GDAL's values by more than one level (largest ${worst})`);
+  assert.equal(off, 0, `${label}: ${off} pixels differ (largest ${worst})`);
+}
+
+// ol/source/GeoTIFF's scaling: a Uint8Array takes 255 (v - min) / (max - min), clamped, truncated.
+const grey = (v, lo, hi) => Math.trunc(Math.min(255, Math.max(0, (255 / (hi - lo)) * v - lo * (255 / (hi - lo)))));
+
+test("float32 COG (nodata, EPSG:32633) at full resolution, nearest: same screen as ol/source/GeoTIFF, and GDAL's values", async () => {
+  const [H, W] = F32.shape;
+  const cfg = { sources: [{ url: url("gd_cog_f32.tif"), min: 268, max: 292 }], size: [W, H], resolution: 30, interpolate: false };
+  const { sf } = await same("gd_cog_f32 level 0", cfg);
+  assert.equal(sf.info.projection, "EPSG:32633");
+  assert.equal(sf.info.units, "m");
+  assert.equal(sf.info.bandCount, 2, "one band and the nodata alpha");
+  assert.deepEqual(sf.info.resolutions, [120, 60, 30]);
+  matchesValues("gd_cog_f32 by shardfetch/openlayers", sf.shot, (x, y) => {
+    const g = grey(F32.values[y * W + x], 268, 292);
+    return [g, g, g];
+  });
+});
+
+test("float32 COG at its overviews and between levels (linear interpolation): same screen as ol/source/GeoTIFF", async () => {
+  const src = [{ url: url("gd_cog_f32.tif"), min: 268, max: 292 }];
+  await same("gd_cog_f32 at 60 m (overview 1)", { sources: src, size: [100, 90], resolution: 60, interpolate: false });
+  await same("gd_cog_f32 at 120 m (overview 2), the image's edge in view", { sources: src, size: [90, 80], resolution: 120, interpolate: false });
+  await same("gd_cog_f32 at 21 m, interpolated, off centre", { sources: src, size: [160, 120], resolution: 21, offset: [700, -500] });
+});
+
+test("RGB COG (zstd, pixel-interleaved): same screen as ol/source/GeoTIFF, and GDAL's values", async () => {
+  const [C, H, W] = RGB.shape;
+  const cfg = { sources: [{ url: url("gd_cog_rgb_zstd.tif") }], size: [W, H], resolution: 30, interpolate: false };
+  const { sf } = await same("gd_cog_rgb_zstd level 0", cfg);
+  assert.equal(sf.info.bandCount, C);
+  matchesValues("gd_cog_rgb_zstd by shardfetch/openlayers", sf.shot, (x, y) => [0, 1, 2].map((c) => RGB.values[(c * H + y) * W + x]));
+  await same("gd_cog_rgb_zstd at 120 m (overview 2, 37 × 32: not a power of two)", { sources: cfg.sources, size: [40, 44], resolution: 120, interpolate: false });
+  await same("gd_cog_rgb_zstd at 45 m, interpolated", { sources: cfg.sources, size: [100, 110], resolution: 45 });
+});
+
+test("several URLs as bands (`bands` of each), and `min`/`max` per band: same screen as ol/source/GeoTIFF, GDAL's values", async () => {
+  const [, H, W] = RGB.shape;
+  const u = url("gd_cog_rgb_zstd.tif");
+  // Blue, green, red from three sources; green stretched 60–120.
+  const sources = [{ url: u, bands: [3] }, { url: u, bands: [2], min: [undefined, 60], max: [undefined, 120] }, { url: u, bands: [1] }];
+  const { sf } = await same("three sources, one band each", { sources, size: [W, H], resolution: 30, interpolate: false });
+  matchesValues("swapped bands by shardfetch/openlayers", sf.shot, (x, y) => {
+    const v = (c) => RGB.values[(c * H + y) * W + x];
+    return [v(2), grey(v(1), 60, 120), v(0)];
+  });
+});
+
+test("`nodata` given (a value the image holds): those pixels transparent, as in ol/source/GeoTIFF", async () => {
+  const [H, W] = F32.shape;
+  const v = F32.values[50 * W + 60];
+  let n = 0;
+  for (const x of F32.values) if (x === v) n++;
+  assert.ok(n > 0 && n < W * H / 2);
+  const cfg = { sources: [{ url: url("gd_cog_f32.tif"), min: 268, max: 292, nodata: v }], size: [W, H], resolution: 30, interpolate: false };
+  const { sf } = await same(`gd_cog_f32 with nodata ${v} (${n} pixels)`, cfg);
+  matchesValues("gd_cog_f32 with nodata by shardfetch/openlayers", sf.shot, (x, y) => {
+    const val = F32.values[y * W + x];
+    if (val === v) return null;
+    const g = grey(val, 268, 292);
+    return [g, g, g];
+  });
+});
+
+test("`normalize: false`: the layer's getData gives the file's float32 values (and ol/source/GeoTIFF's)", async () => {
+  const [H, W] = F32.shape;
+  const pixels = [[0, 0], [199, 0], [0, 179], [123, 77], [61, 150], [199, 179]];
+  const cfg = { sources: [{ url: url("gd_cog_f32.tif") }], size: [W, H], resolution: 30, interpolate: false, normalize: false };
+  const get = (tab) => tab.evaluate((px) => window.__getData(px), pixels);
+  const ol = await draw("ol", cfg, get);
+  const sf = await draw("sf", cfg, get);
+  assert.equal(sf.error, undefined, JSON.stringify(sf.error));
+  assert.deepEqual(sf.out, ol.out);
+  pixels.forEach(([x, y], k) => {
+    // getData's row 0 is the screen's top.
+    assert.deepEqual(sf.out[k], [F32.values[y * W + x], 255], `pixel ${x}, ${y}`);
+  });
+});
+
+test("a projection OpenLayers learns from proj4: the source takes it, and draws in Web Mercator as ol/source/GeoTIFF does", async () => {
+  const utm = ["EPSG:32633", "+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs +type=crs"];
+  const cfg = { sources: [{ url: url("gd_cog_rgb_zstd.tif") }], proj4: [utm], viewProjection: "EPSG:3857", size: [120, 120], resolution: 40, interpolate: false };
+  const { sf } = await same("gd_cog_rgb_zstd reprojected to EPSG:3857", cfg);
+  assert.equal(sf.info.projection, "EPSG:32633");
+});
+
+test("a missing file: the source's error is a ShardfetchError naming the URL", async () => {
+  const u = url("no-such.tif");
+  const r = await draw("sf", { sources: [{ url: u }], size: [50, 50], resolution: 30 });
+  assert.ok(r.error, "an error");
+  assert.equal(r.error.code, "NotFound", JSON.stringify(r.error));
+  assert.ok(r.error.message.includes(u), r.error.message);
+});
+
+test("the package's entry does not load the adapter (nor ol)", () => {
+  const index = fs.readFileSync(path.join(root, "pkg/index.js"), "utf8");
+  for (const re of [/openlayers/, /from\s*["']ol[/"']/, /import\(\s*["'][^"']*openlayers/]) assert.ok(!re.test(index), `pkg/index.js matches ${re}`);
+  const adapter = fs.readFileSync(path.join(root, "pkg/openlayers.js"), "utf8");
+  // ol stays the page's: imported, not bundled.
+  assert.match(adapter, /from "ol\/source\/DataTile\.js"/);
+  assert.ok(!/class DataTileSource|class TileGrid/.test(adapter), "ol bundled into pkg/openlayers.js");
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "pkg/package.json"), "utf8"));
+  assert.deepEqual(pkg.exports["./openlayers"], { types: "./openlayers.d.ts", import: "./openlayers.js" });
+  assert.equal(pkg.peerDependenciesMeta.ol.optional, true);
+});
