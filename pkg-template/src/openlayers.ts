@@ -23,6 +23,8 @@ import type { OpenOptions, TypedArray } from "./index.js";
 export interface SourceInfo {
   /** A COG, a multiscale image (OME-Zarr …), or an array of 2 or 3 dimensions (`[band,] y, x`). */
   url: string;
+  /** The array or image inside `url` (shardfetch's `path`: a NetCDF/HDF5 variable, a Zarr node). */
+  path?: string;
   /** Bands to read, first `1` (default: all). */
   bands?: number[];
   /** Value shown as 0 (per band of the file, not of `bands`); default: GDAL statistics, else the type's least. */
@@ -68,6 +70,8 @@ interface Opened {
   stats: Record<string, string> | null;
   geo: { geotransform?: number[]; epsg?: number } | null;
   keys: Map<number, number>;
+  /** Rows stored south to north (a latitude increasing with the row): drawn flipped. */
+  flip: boolean;
 }
 
 const DTYPE_MIN: Record<string, number> = { int8: -128, int16: -32768, int32: -2147483648, float32: 1.2e-38 };
@@ -114,8 +118,65 @@ function gdalStats(text: string): Record<string, string> {
   return out;
 }
 
+const LAT = /^(lat|latitude)$/i;
+const LON = /^(lon|long|longitude)$/i;
+
+/**
+ * A variable's georeferencing from its 1-D `lat`/`lon` coordinate variables (NetCDF, HDF5, Zarr
+ * written by xarray): regular spacing, EPSG:4326; `null` when its last two dimensions are not so
+ * named. The coordinates are looked for beside the variable, then at the file's root.
+ */
+async function coordinatesOf(a: ShardedArray, info: SourceInfo, options: OpenOptions): Promise<{ geo: Opened["geo"]; flip: boolean } | null> {
+  const dims = a.dimensionNames;
+  if (!dims || dims.length < 2) return null;
+  const [yName, xName] = dims.slice(-2);
+  if (!yName || !xName || !LAT.test(yName) || !LON.test(xName)) return null;
+  const read = async (name: string, n: number): Promise<number[]> => {
+    const dir = (info.path ?? "").split("/").slice(0, -1).join("/");
+    const tries = info.path !== undefined ? [...new Set([dir ? `${dir}/${name}` : name, name])].map((p) => () => open(info.url, { ...options, path: p })) : [() => open(new URL(`./${name}`, a.url.replace(/\/?$/, "")).href, options)];
+    for (const attempt of tries) {
+      let c;
+      try {
+        c = await attempt();
+      } catch (e) {
+        if ((e as { code?: string }).code === "NotFound") continue;
+        throw e;
+      }
+      if (!(c instanceof ShardedArray)) continue;
+      try {
+        if (c.shape.length !== 1 || c.shape[0] !== n) {
+          throw new ShardfetchError("UnsupportedFormat", `${c.url}: the coordinate ${name} is not 1-D of ${n} values`, { url: c.url });
+        }
+        const r = await c.get([null]);
+        return Array.from(r.data as ArrayLike<number>, Number).slice(0, n);
+      } finally {
+        c.close();
+      }
+    }
+    throw new ShardfetchError("NotFound", `${a.url}: no coordinate variable ${name}`, { url: a.url });
+  };
+  const [H, W] = a.shape.slice(-2);
+  const [lat, lon] = await Promise.all([read(yName, H), read(xName, W)]);
+  const step = (v: number[], name: string) => {
+    if (v.length < 2) throw new ShardfetchError("UnsupportedFormat", `${a.url}: ${name} has one value: no spacing to draw by`, { url: a.url });
+    const d = (v[v.length - 1] - v[0]) / (v.length - 1);
+    // Regular within float32's rounding of the values.
+    const tol = Math.abs(d) * 1e-3 + 1e-6 * Math.max(Math.abs(v[0]), Math.abs(v[v.length - 1]));
+    if (d === 0 || v.some((x, i) => Math.abs(x - (v[0] + i * d)) > tol)) {
+      throw new ShardfetchError("UnsupportedFormat", `${a.url}: ${name} is not regularly spaced (a tile grid needs that)`, { url: a.url });
+    }
+    return d;
+  };
+  const dx = step(lon, xName);
+  const dy = step(lat, yName);
+  const flip = dy > 0;
+  const top = flip ? lat[lat.length - 1] : lat[0];
+  return { geo: { geotransform: [lon[0] - dx / 2, dx, 0, top + Math.abs(dy) / 2, 0, -Math.abs(dy)], epsg: 4326 }, flip };
+}
+
 async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opened> {
   const url = info.url;
+  if (info.path !== undefined) options = { ...options, path: info.path };
   const node = await open(url, options);
   let levels: ShardedArray[];
   if (node instanceof Group) {
@@ -151,16 +212,23 @@ async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opene
     const text = typeof meta === "string" ? meta : await a.tiffTag(42112);
     if (typeof text === "string") stats = gdalStats(text);
   }
-  return {
-    url,
-    levels,
-    bandAxis: n === 3 ? 0 : null,
-    bandCount,
-    nodata: typeof attrs.geotiff?.nodata === "number" ? attrs.geotiff.nodata : null,
-    stats,
-    geo: attrs.geotiff ?? null,
-    keys: geoKeys(tags),
-  };
+  let geo = attrs.geotiff ?? null;
+  let flip = false;
+  let nodata = typeof attrs.geotiff?.nodata === "number" ? attrs.geotiff.nodata : null;
+  if (!geo?.geotransform) {
+    try {
+      const c = await coordinatesOf(a, info, options);
+      if (c) ({ geo, flip } = c);
+    } catch (e) {
+      close();
+      throw e;
+    }
+    // NetCDF's and CF's missing value: nodata, as GDAL reads it.
+    const fill = (a.attributes as { _FillValue?: unknown })._FillValue;
+    const f = Array.isArray(fill) ? fill[0] : fill;
+    if (nodata === null && typeof f === "number") nodata = f;
+  }
+  return { url, levels, bandAxis: n === 3 ? 0 : null, bandCount, nodata, stats, geo, keys: geoKeys(tags), flip };
 }
 
 /**
@@ -274,8 +342,9 @@ export class ShardfetchSource extends DataTileSource {
       const rx = (dx * W0) / w;
       const ry = (dy * H0) / h;
       const [ch, cw] = (a.chunkShape ?? a.shape).slice(-2);
-      // Strips: tiles of 256 (as ol/source/GeoTIFF asks of them).
-      const size: [number, number] = cw !== ch && ch < 256 ? [256, 256] : [cw, ch];
+      // Strips: tiles of 256 (as ol/source/GeoTIFF asks of them); so are chunks of more than
+      // 1024 a side (a contiguous NetCDF variable is one chunk).
+      const size: [number, number] = (cw !== ch && ch < 256) || cw > 1024 || ch > 1024 ? [256, 256] : [cw, ch];
       resolutions.push(rx);
       sourceSizes.push(size);
       renderSizes.push([size[0], size[1] / (rx / Math.abs(ry))]);
@@ -343,9 +412,11 @@ export class ShardfetchSource extends DataTileSource {
           return p;
         });
         const [H, W] = a.shape.slice(-2);
-        const r0 = y * th;
+        // Rows of the tile, top down; stored bottom up when flipped.
+        const t0 = y * th;
+        const t1 = Math.min(t0 + th, H);
+        const [r0, r1] = o.flip ? [H - t1, H - t0] : [t0, t1];
         const c0 = x * tw;
-        const r1 = Math.min(r0 + th, H);
         const c1 = Math.min(c0 + tw, W);
         if (r0 >= r1 || c0 >= c1) return out;
         let lo = 0;
@@ -362,8 +433,10 @@ export class ShardfetchSource extends DataTileSource {
         bands.forEach((b, k) => {
           const p = out[k];
           const base = (b.index - lo) * sb;
-          for (let i = 0; i < r1 - r0; i++) {
-            for (let j = 0; j < c1 - c0; j++) p[i * tw + j] = data[base + i * sy + j * sx] as number;
+          const rows = r1 - r0;
+          for (let i = 0; i < rows; i++) {
+            const from = base + (o.flip ? rows - 1 - i : i) * sy;
+            for (let j = 0; j < c1 - c0; j++) p[i * tw + j] = data[from + j * sx] as number;
           }
         });
         return out;

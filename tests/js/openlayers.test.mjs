@@ -131,7 +131,7 @@ function matchesValues(label, shot, want) {
       if (d > 1) off++;
     }
   }
-  console.log(`# ${label}: ${shot.width}×${shot.height} px, ${off} differ from GDAL's values by more than one level (largest ${worst})`);
+  console.log(`# ${label}: ${shot.width}×${shot.height} px, ${off} differ from the writer's values by more than one level (largest ${worst})`);
   assert.equal(off, 0, `${label}: ${off} pixels differ (largest ${worst})`);
 }
 
@@ -237,4 +237,48 @@ test("the package's entry does not load the adapter (nor ol)", () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, "pkg/package.json"), "utf8"));
   assert.deepEqual(pkg.exports["./openlayers"], { types: "./openlayers.d.ts", import: "./openlayers.js" });
   assert.equal(pkg.peerDependenciesMeta.ol.optional, true);
+});
+
+test("a NetCDF-4 variable with 1-D lat/lon coordinates: EPSG:4326 from them, rows south-up flipped, _FillValue as alpha; netCDF4's values", async () => {
+  // netcdf4.nc (netCDF4-python): lat -50…50 (6, increasing: stored south first), lon 0…315 (8);
+  // var00 [time, lat, lon] float32 with _FillValue -999 at [0, 0, 0]; var03 [lat, lon] uint8.
+  const hdf5 = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-hdf5.json"), "utf8")).cases;
+  const load = (name, T) => {
+    const c = hdf5.find((x) => x.name === name);
+    const buf = fs.readFileSync(path.join(fixtures, c.expected));
+    return new T(buf.buffer, buf.byteOffset, buf.byteLength / T.BYTES_PER_ELEMENT);
+  };
+  const [H, W] = [6, 8];
+  // 1.25° a screen pixel (OpenLayers' EPSG:4326 views go no coarser than 360° / 256): a cell
+  // (45° × 20°) is 36 × 16 pixels.
+  const size = [W * 36, H * 16];
+  const cell = (x, y) => [Math.floor(x / 36), H - 1 - Math.floor(y / 16)]; // [column, stored row]
+  const nc = `${data.url}/fixtures/data/hdf5/netcdf4.nc`;
+
+  const v3 = load("nc_var03", Uint8Array);
+  const a = await draw("sf", { sources: [{ url: nc, path: "var03" }], size, resolution: 1.25, interpolate: false });
+  assert.equal(a.error, undefined, JSON.stringify(a.error));
+  assert.equal(a.info.projection, "EPSG:4326");
+  assert.equal(a.info.bandCount, 1);
+  matchesValues("netcdf4.nc var03 (uint8)", a.shot, (x, y) => {
+    const [c, r] = cell(x, y);
+    const v = v3[r * W + c];
+    return [v, v, v];
+  });
+
+  const v0 = load("nc_var00", Float32Array);
+  assert.equal(v0[0], -999);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < H * W; i++) if (v0[i] !== -999) [lo, hi] = [Math.min(lo, v0[i]), Math.max(hi, v0[i])];
+  const b = await draw("sf", { sources: [{ url: nc, path: "var00", bands: [1], min: lo, max: hi }], size, resolution: 1.25, interpolate: false });
+  assert.equal(b.error, undefined, JSON.stringify(b.error));
+  assert.equal(b.info.bandCount, 2, "time step 0 and the _FillValue alpha");
+  matchesValues("netcdf4.nc var00 time 0 (float32, _FillValue)", b.shot, (x, y) => {
+    const [c, r] = cell(x, y);
+    const v = v0[r * W + c];
+    if (v === -999) return null;
+    const g = grey(v, lo, hi);
+    return [g, g, g];
+  });
 });
