@@ -17,7 +17,7 @@ import { fromCode as unitsFromCode } from "ol/proj/Units.js";
 import { fromProjectionCode } from "ol/proj/proj4.js";
 // From the package's entry (kept external in the build): one instance of the module, shared.
 import { Group, open, openMultiscale, ShardedArray, ShardfetchError } from "./index.js";
-import type { OpenOptions, TypedArray } from "./index.js";
+import type { OpenOptions } from "./index.js";
 
 /** One file (or store) and what to take from it, as `ol/source/GeoTIFF`'s `SourceInfo`. */
 export interface SourceInfo {
@@ -419,26 +419,41 @@ export class ShardfetchSource extends DataTileSource {
         const c0 = x * tw;
         const c1 = Math.min(c0 + tw, W);
         if (r0 >= r1 || c0 >= c1) return out;
+        const rows = r1 - r0;
+        const cols = c1 - c0;
+        /** Copies band `index` of `r` (its band `index - lo`) into `p`. */
+        const copy = (r: { data: unknown; stride: number[] }, index: number, lo: number, p: Plane) => {
+          const data = r.data as ArrayLike<number>;
+          const [sy, sx] = r.stride.slice(-2);
+          const base = o.bandAxis !== null ? (index - lo) * r.stride[0] : 0;
+          for (let i = 0; i < rows; i++) {
+            const from = base + (o.flip ? rows - 1 - i : i) * sy;
+            for (let j = 0; j < cols; j++) p[i * tw + j] = data[from + j * sx];
+          }
+        };
+        const chunk = a.chunkShape;
+        const [ch, cw] = chunk ? chunk.slice(-2) : [0, 0];
+        if (chunk && !o.flip && ch === th && cw === tw && (o.bandAxis === null || chunk[0] === 1 || chunk[0] === a.shape[0])) {
+          // The tile is a chunk: read as one, so that the tiles OpenLayers asks for in one task
+          // are read together (neighbours share requests).
+          if (o.bandAxis === null || chunk[0] !== 1) {
+            const r = await a.getChunk(o.bandAxis === null ? [y, x] : [0, y, x], { signal });
+            bands.forEach((b, k) => copy(r, b.index, 0, out[k]));
+          } else {
+            const rs = await Promise.all(bands.map((b) => a.getChunk([b.index, y, x], { signal })));
+            bands.forEach((b, k) => copy(rs[k], b.index, b.index, out[k]));
+          }
+          return out;
+        }
         let lo = 0;
         let hi = 1;
         if (o.bandAxis !== null) {
           lo = Math.min(...bands.map((b) => b.index));
           hi = Math.max(...bands.map((b) => b.index)) + 1;
         }
-        const sel = o.bandAxis !== null ? [[lo, hi] as [number, number], [r0, r1] as [number, number], [c0, c1] as [number, number]] : [[r0, r1] as [number, number], [c0, c1] as [number, number]];
+        const sel: Array<[number, number]> = o.bandAxis !== null ? [[lo, hi], [r0, r1], [c0, c1]] : [[r0, r1], [c0, c1]];
         const r = await a.get(sel, { signal });
-        const data = r.data as TypedArray;
-        const [sy, sx] = r.stride.slice(-2);
-        const sb = o.bandAxis !== null ? r.stride[0] : 0;
-        bands.forEach((b, k) => {
-          const p = out[k];
-          const base = (b.index - lo) * sb;
-          const rows = r1 - r0;
-          for (let i = 0; i < rows; i++) {
-            const from = base + (o.flip ? rows - 1 - i : i) * sy;
-            for (let j = 0; j < c1 - c0; j++) p[i * tw + j] = data[from + j * sx] as number;
-          }
-        });
+        bands.forEach((b, k) => copy(r, b.index, lo, out[k]));
         return out;
       }),
     );
