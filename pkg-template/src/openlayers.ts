@@ -3,9 +3,10 @@
  * `ol/source/DataTile`) taking `ol/source/GeoTIFF`'s options and handing WebGLTile the same tiles
  * (bands of each source in turn, then an alpha band where nodata applies; `Uint8Array` scaled
  * 0–255 from min/max, or `Float32Array` of raw values with `normalize: false`), read by
- * shardfetch: a COG's tiles by range, its overviews as the tile grid's levels. Also takes any
- * multiscale shardfetch opens (OME-Zarr, precomputed) or single 2-D/3-D array, in pixel
- * coordinates unless its level 0 has `geotiff` attributes. `ol` is a peer dependency.
+ * shardfetch: a COG's tiles by range, its overviews as the tile grid's levels. Also a GeoZarr
+ * multiscale (`multiscales.layout`, `spatial:`/`proj:` attributes), a NetCDF/HDF5 variable with
+ * regular 1-D lat/lon coordinates, or any multiscale or 2-D/3-D array shardfetch opens (in pixel
+ * coordinates unless georeferenced). `ol` is a peer dependency.
  * @packageDocumentation
  */
 import DataTileSource from "ol/source/DataTile.js";
@@ -25,6 +26,8 @@ export interface SourceInfo {
   url: string;
   /** The array or image inside `url` (shardfetch's `path`: a NetCDF/HDF5 variable, a Zarr node). */
   path?: string;
+  /** A GeoZarr multiscale whose levels are groups: the array to draw in each (e.g. `"b04"`). */
+  variable?: string;
   /** Bands to read, first `1` (default: all). */
   bands?: number[];
   /** Value shown as 0 (per band of the file, not of `bands`); default: GDAL statistics, else the type's least. */
@@ -68,7 +71,8 @@ interface Opened {
   /** The file's nodata (`GDAL_NODATA`), or null. */
   nodata: number | null;
   stats: Record<string, string> | null;
-  geo: { geotransform?: number[]; epsg?: number } | null;
+  /** GDAL's geotransform, and the CRS as an EPSG number or a code OpenLayers may know. */
+  geo: { geotransform?: number[]; epsg?: number; code?: string } | null;
   keys: Map<number, number>;
   /** Rows stored south to north (a latitude increasing with the row): drawn flipped. */
   flip: boolean;
@@ -174,13 +178,57 @@ async function coordinatesOf(a: ShardedArray, info: SourceInfo, options: OpenOpt
   return { geo: { geotransform: [lon[0] - dx / 2, dx, 0, top + Math.abs(dy) / 2, 0, -Math.abs(dy)], epsg: 4326 }, flip };
 }
 
+/**
+ * Georeferencing from the GeoZarr conventions' attributes (`spatial:transform`, affine order
+ * a b c d e f; else `spatial:bbox` over `shape`; `proj:code`), or null.
+ */
+function conventionsGeo(attrs: Record<string, unknown>, shape: readonly number[]): Opened["geo"] {
+  const t = attrs["spatial:transform"];
+  const bbox = attrs["spatial:bbox"];
+  const code = typeof attrs["proj:code"] === "string" ? (attrs["proj:code"] as string) : undefined;
+  const [H, W] = shape.slice(-2);
+  let geotransform: number[] | undefined;
+  if (Array.isArray(t) && t.length >= 6 && t.every((v) => typeof v === "number")) {
+    const [a, b, c, d, e, f] = t as number[];
+    geotransform = [c, a, b, f, d, e];
+  } else if (Array.isArray(bbox) && bbox.length === 4 && bbox.every((v) => typeof v === "number")) {
+    const [x0, y0, x1, y1] = bbox as number[];
+    geotransform = [x0, (x1 - x0) / W, 0, y1, 0, -(y1 - y0) / H];
+  }
+  if (!geotransform && !code) return null;
+  const epsg = code && /^EPSG:(\d+)$/i.exec(code)?.[1];
+  return { geotransform, code, ...(epsg ? { epsg: Number(epsg) } : {}) };
+}
+
+/** The levels of a GeoZarr `multiscales.layout` (finest first), `variable` in each when they are groups. */
+async function layoutLevels(g: Group, layout: unknown[], info: SourceInfo, options: OpenOptions): Promise<ShardedArray[]> {
+  const assets = layout.map((l) => (l as { asset?: unknown }).asset).filter((a): a is string => typeof a === "string");
+  const opened = await Promise.allSettled(assets.map((a) => g.open(info.variable ? `${a}/${info.variable}` : a, options)));
+  const arrays = opened.flatMap((r) => (r.status === "fulfilled" && r.value instanceof ShardedArray ? [r.value] : []));
+  const fail = (e: ShardfetchError) => {
+    arrays.forEach((a) => a.close());
+    return e;
+  };
+  const rejected = opened.find((r) => r.status === "rejected");
+  if (rejected) throw fail((rejected as PromiseRejectedResult).reason);
+  const group = opened.find((r) => r.status === "fulfilled" && !(r.value instanceof ShardedArray));
+  if (group || arrays.length === 0) {
+    const names = group ? (group as PromiseFulfilledResult<Group>).value.children().map((c) => c.name) : [];
+    throw fail(new ShardfetchError("NotAnArray", `${g.url}: its levels are groups; name the array to draw (\`variable\`${names.length ? `: ${names.join(", ")}` : ""})`, { url: g.url }));
+  }
+  return arrays.sort((a, b) => b.shape[b.shape.length - 1] - a.shape[a.shape.length - 1]);
+}
+
 async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opened> {
   const url = info.url;
   if (info.path !== undefined) options = { ...options, path: info.path };
   const node = await open(url, options);
   let levels: ShardedArray[];
+  let rootAttrs: Record<string, unknown> = {};
   if (node instanceof Group) {
-    levels = (await openMultiscale(node, options)).levels.map((l) => l.array);
+    rootAttrs = node.attributes as Record<string, unknown>;
+    const layout = (rootAttrs.multiscales as { layout?: unknown } | undefined)?.layout;
+    levels = Array.isArray(layout) ? await layoutLevels(node, layout, info, options) : (await openMultiscale(node, options)).levels.map((l) => l.array);
   } else if (node instanceof ShardedArray) {
     levels = [node];
   } else {
@@ -212,7 +260,16 @@ async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opene
     const text = typeof meta === "string" ? meta : await a.tiffTag(42112);
     if (typeof text === "string") stats = gdalStats(text);
   }
+  // A TIFF's GeoTIFF keys; else GeoZarr's attributes, the level's own then the image's.
   let geo = attrs.geotiff ?? null;
+  if (!geo?.geotransform) {
+    const own = conventionsGeo(a.attributes as Record<string, unknown>, a.shape);
+    const root = conventionsGeo(rootAttrs, a.shape);
+    if (own?.geotransform || root?.geotransform) {
+      geo = { ...(root ?? {}), ...(own ?? {}) };
+      if (!geo.geotransform) geo.geotransform = (own?.geotransform ?? root?.geotransform)!;
+    }
+  }
   let flip = false;
   let nodata = typeof attrs.geotiff?.nodata === "number" ? attrs.geotiff.nodata : null;
   if (!geo?.geotransform) {
@@ -281,8 +338,8 @@ export class ShardfetchSource extends DataTileSource {
 
   async #projection(o: Opened): Promise<Projection | null> {
     const epsg = o.geo?.epsg;
-    if (!epsg) return null;
-    const code = `EPSG:${epsg}`;
+    const code = o.geo?.code ?? (epsg ? `EPSG:${epsg}` : undefined);
+    if (!code) return null;
     let p = getCachedProjection(code);
     if (!p && this.#loadMissingProjection) {
       try {
@@ -294,7 +351,7 @@ export class ShardfetchSource extends DataTileSource {
     if (!p) {
       // As ol/source/GeoTIFF: a projection of that code and the file's units, drawn only in a
       // view of the same projection (registering the code through ol/proj/proj4 lets it move).
-      const projected = o.keys.get(3072) === epsg;
+      const projected = epsg !== undefined && o.keys.get(3072) === epsg;
       const units = unitsFromCode(o.keys.get(projected ? 3076 : 2054) ?? 0);
       if (!units) {
         throw new ShardfetchError(

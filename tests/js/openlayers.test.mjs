@@ -212,9 +212,8 @@ test("`normalize: false`: the layer's getData gives the file's float32 values (a
   });
 });
 
-test("a projection OpenLayers learns from proj4: the source takes it, and draws in Web Mercator as ol/source/GeoTIFF does", async () => {
-  const utm = ["EPSG:32633", "+proj=utm +zone=33 +datum=WGS84 +units=m +no_defs +type=crs"];
-  const cfg = { sources: [{ url: url("gd_cog_rgb_zstd.tif") }], proj4: [utm], viewProjection: "EPSG:3857", size: [120, 120], resolution: 40, interpolate: false };
+test("reprojected: EPSG:32633 (a UTM zone, which OpenLayers 10 knows) drawn in Web Mercator as ol/source/GeoTIFF draws it", async () => {
+  const cfg = { sources: [{ url: url("gd_cog_rgb_zstd.tif") }], viewProjection: "EPSG:3857", size: [120, 120], resolution: 40, interpolate: false };
   const { sf } = await same("gd_cog_rgb_zstd reprojected to EPSG:3857", cfg);
   assert.equal(sf.info.projection, "EPSG:32633");
 });
@@ -281,4 +280,64 @@ test("a NetCDF-4 variable with 1-D lat/lon coordinates: EPSG:4326 from them, row
     const g = grey(v, lo, hi);
     return [g, g, g];
   });
+});
+
+test("a GeoZarr multiscale (zarr-python, spatial:/proj: conventions): levels as the grid, EPSG:32633 (a UTM zone: OpenLayers 10 knows them); the writer's values at each level", async () => {
+  const gz = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-geozarr.json"), "utf8"));
+  const level = (name, band) => {
+    const l = gz.levels.find((x) => x.level === name && x.band === band);
+    const buf = fs.readFileSync(path.join(fixtures, l.expected));
+    return { ...l, values: new Uint16Array(buf.buffer, buf.byteOffset, buf.byteLength / 2) };
+  };
+  const u = `${data.url}/fixtures/data/${gz.path}`;
+  const checks = [
+    // b04: each level's own spatial:transform; b03: the root's spatial:bbox.
+    ["b04", "r10m", 10],
+    ["b04", "r20m", 20],
+    ["b04", "r40m", 40],
+    ["b03", "r20m", 20],
+  ];
+  for (const [band, name, resolution] of checks) {
+    const l = level(name, band);
+    const [H, W] = l.shape;
+    const r = await draw("sf", { sources: [{ url: u, variable: band, min: 0, max: 4000 }], size: [W, H], resolution, interpolate: false });
+    assert.equal(r.error, undefined, JSON.stringify(r.error));
+    assert.equal(r.info.projection, "EPSG:32633");
+    assert.deepEqual(r.info.resolutions, [40, 20, 10]);
+    matchesValues(`GeoZarr ${band} ${name} at ${resolution} m`, r.shot, (x, y) => {
+      const g = grey(l.values[y * W + x], 0, 4000);
+      return [g, g, g];
+    });
+  }
+});
+
+test("a CRS OpenLayers does not know (EPSG:2056): drawn once the page registers it through proj4, else a typed error naming the URL", async () => {
+  const gz = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-geozarr.json"), "utf8"));
+  const ch = gz.lv95;
+  const u = `${data.url}/fixtures/data/${ch.path}`;
+  const [H, W] = ch.shape;
+  const buf = fs.readFileSync(path.join(fixtures, ch.expected));
+  const values = new Uint16Array(buf.buffer, buf.byteOffset, buf.byteLength / 2);
+  const cfg = { sources: [{ url: u, min: 0, max: 4000 }], size: [W, H], resolution: ch.pixel, interpolate: false };
+  const a = await draw("sf", cfg);
+  assert.equal(a.error?.code, "UnsupportedFormat", JSON.stringify(a.error ?? a.info));
+  assert.match(a.error.message, /EPSG:2056/);
+  assert.ok(a.error.message.includes(u), a.error.message);
+  assert.equal(a.error.url, u);
+  const b = await draw("sf", { ...cfg, proj4: [[ch.code, ch.proj4]] });
+  assert.equal(b.error, undefined, JSON.stringify(b.error));
+  assert.equal(b.info.projection, "EPSG:2056");
+  matchesValues("lv95.zarr through proj4", b.shot, (x, y) => {
+    const g = grey(values[y * W + x], 0, 4000);
+    return [g, g, g];
+  });
+});
+
+test("GeoZarr levels that are groups, without `variable`: a typed error naming the URL", async () => {
+  const gz = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-geozarr.json"), "utf8"));
+  const u = `${data.url}/fixtures/data/${gz.path}`;
+  const b = await draw("sf", { sources: [{ url: u }], size: [50, 50], resolution: 10 });
+  assert.equal(b.error?.code, "NotAnArray", JSON.stringify(b.error));
+  assert.match(b.error.message, /variable/);
+  assert.ok(b.error.message.includes(u), b.error.message);
 });
