@@ -341,3 +341,24 @@ test("GeoZarr levels that are groups, without `variable`: a typed error naming t
   assert.match(b.error.message, /variable/);
   assert.ok(b.error.message.includes(u), b.error.message);
 });
+
+test("tifffile's TIFFs without georeferencing (pixel grid): planar 3 × uint16, strips, float64 strips: same screen as ol/source/GeoTIFF", async () => {
+  const range = (name) => {
+    const c = manifest.cases.find((x) => x.name === name);
+    const buf = fs.readFileSync(path.join(fixtures, c.expected));
+    const T = { uint8: Uint8Array, uint16: Uint16Array, float64: Float64Array }[c.dtype];
+    const v = new T(buf.buffer, buf.byteOffset, buf.byteLength / T.BYTES_PER_ELEMENT);
+    let [lo, hi] = [Infinity, -Infinity];
+    for (const x of v) [lo, hi] = [Math.min(lo, x), Math.max(hi, x)];
+    return { ...c, values: v, lo, hi };
+  };
+  const p = range("tf_planar_zstd"); // [3, 70, 96], tiles 48 × 32 (read as 256 × 256, as ol/source/GeoTIFF reads them)
+  const [, H, W] = p.shape;
+  const { sf } = await same("tf_planar_zstd", { sources: [{ url: url("tf_planar_zstd.tif"), min: p.lo, max: p.hi }], size: [W, H], resolution: 1, interpolate: false });
+  matchesValues("tf_planar_zstd by shardfetch/openlayers", sf.shot, (x, y) => [0, 1, 2].map((c) => grey(p.values[(c * H + y) * W + x], p.lo, p.hi)));
+  for (const name of ["tf_u8_strips", "tf_f64_strips"]) {
+    const c = range(name);
+    const [h, w] = c.shape;
+    await same(name, { sources: [{ url: url(`${name}.tif`), min: c.lo, max: c.hi }], size: [w, h], resolution: 1, interpolate: false });
+  }
+});
