@@ -234,21 +234,27 @@ async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opene
   } else {
     throw new ShardfetchError("UnsupportedFormat", `${url}: not an array or a multiscale image`, { url });
   }
-  const close = () => levels.forEach((a) => a.close());
+  try {
+    return await describe(info, options, url, levels, rootAttrs);
+  } catch (e) {
+    levels.forEach((a) => a.close());
+    throw e;
+  }
+}
+
+/** What the opened levels' attributes (and coordinates) say of them. */
+async function describe(info: SourceInfo, options: OpenOptions, url: string, levels: ShardedArray[], rootAttrs: Record<string, unknown>): Promise<Opened> {
   const a = levels[0];
   const n = a.shape.length;
   if (n !== 2 && n !== 3) {
-    close();
     throw new ShardfetchError("UnsupportedFormat", `${url}: OpenLayers draws [band,] y, x; this array has ${n} dimensions`, { url });
   }
   if (!TYPED[a.dtype]) {
-    close();
     throw new ShardfetchError("UnsupportedDataType", `${url}: OpenLayers does not draw ${a.dtype}`, { url });
   }
   const bandCount = n === 3 ? a.shape[0] : 1;
   for (const b of info.bands ?? []) {
     if (!Number.isInteger(b) || b < 1 || b > bandCount) {
-      close();
       throw new ShardfetchError("InvalidSelection", `${url}: band ${b} of ${bandCount}`, { url });
     }
   }
@@ -273,13 +279,8 @@ async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opene
   let flip = false;
   let nodata = typeof attrs.geotiff?.nodata === "number" ? attrs.geotiff.nodata : null;
   if (!geo?.geotransform) {
-    try {
-      const c = await coordinatesOf(a, info, options);
-      if (c) ({ geo, flip } = c);
-    } catch (e) {
-      close();
-      throw e;
-    }
+    const c = await coordinatesOf(a, info, options);
+    if (c) ({ geo, flip } = c);
     // NetCDF's and CF's missing value: nodata, as GDAL reads it.
     const fill = (a.attributes as { _FillValue?: unknown })._FillValue;
     const f = Array.isArray(fill) ? fill[0] : fill;
@@ -315,7 +316,7 @@ export class ShardfetchSource extends DataTileSource {
     this.#info = options.sources;
     this.#normalize = options.normalize !== false;
     this.#loadMissingProjection = options.loadMissingProjection ?? false;
-    this.setKey(this.#info.map((s) => s.url).join(","));
+    this.setKey(this.#info.map((s) => [s.url, s.path ?? "", s.variable ?? ""].join("|")).join(","));
     // A page that never asks for the view is not told of its rejection as unhandled.
     this.getView().catch(() => {});
     this.#configure(options.openOptions ?? {}).catch((e: unknown) => {
