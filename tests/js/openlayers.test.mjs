@@ -181,6 +181,11 @@ test("several URLs as bands (`bands` of each), and `min`/`max` per band: same sc
   });
 });
 
+test("the README's page: `view: source.getView()` (OpenLayers' fit of the source) gives the screen ol/source/GeoTIFF's does", async () => {
+  await same("gd_cog_rgb_zstd in its own view", { sources: [{ url: url("gd_cog_rgb_zstd.tif") }], size: [300, 200] });
+  await same("gd_cog_f32 in its own view", { sources: [{ url: url("gd_cog_f32.tif"), min: 268, max: 292 }], size: [256, 256] });
+});
+
 test("`nodata` given (a value the image holds): those pixels transparent, as in ol/source/GeoTIFF", async () => {
   const [H, W] = F32.shape;
   const v = F32.values[50 * W + 60];
@@ -361,4 +366,28 @@ test("tifffile's TIFFs without georeferencing (pixel grid): planar 3 × uint16, 
     const [h, w] = c.shape;
     await same(name, { sources: [{ url: url(`${name}.tif`), min: c.lo, max: c.hi }], size: [w, h], resolution: 1, interpolate: false });
   }
+});
+
+test("a JPEG (YCbCr) COG: RGB, within JPEG decoders' 4 levels of ol/source/GeoTIFF's `convertToRGB: true` and of GDAL's decoding", async () => {
+  const c = expected("gd_cog_jpeg_rgb_0");
+  const [, H, W] = c.shape;
+  const tol = c.tolerance; // 4: libjpeg (GDAL), zune-jpeg (shardfetch) and geotiff.js's decoder round apart
+  const cfg = { sources: [{ url: url("gd_cog_jpeg_rgb.tif") }], size: [W, H], resolution: 30, interpolate: false, convertToRGB: true };
+  const ol = await draw("ol", cfg);
+  const sf = await draw("sf", cfg);
+  assert.equal(sf.error, undefined, JSON.stringify(sf.error));
+  let worstOl = 0;
+  let worstGdal = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = (y * W + x) * 4;
+      for (let k = 0; k < 3; k++) {
+        worstOl = Math.max(worstOl, Math.abs(sf.shot.rgba[i + k] - ol.shot.rgba[i + k]));
+        worstGdal = Math.max(worstGdal, Math.abs(sf.shot.rgba[i + k] - c.values[(k * H + y) * W + x]));
+      }
+    }
+  }
+  console.log(`# gd_cog_jpeg_rgb: largest difference ${worstOl} from ol/source/GeoTIFF (convertToRGB), ${worstGdal} from GDAL's values`);
+  assert.ok(worstOl <= tol, `${worstOl} levels from ol/source/GeoTIFF's`);
+  assert.ok(worstGdal <= tol, `${worstGdal} levels from GDAL's`);
 });

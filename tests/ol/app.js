@@ -52,7 +52,8 @@ async function main() {
     pixelRatio: 1,
     controls: [],
     interactions: [],
-    view: new View({ projection, center, resolution: cfg.resolution }),
+    // No resolution given: the source's own view, as the README's page takes it.
+    view: cfg.resolution === undefined ? source.getView() : new View({ projection, center, resolution: cfg.resolution }),
   });
   await drawn(map);
   const p = source.getProjection();
