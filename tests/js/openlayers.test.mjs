@@ -391,3 +391,35 @@ test("a JPEG (YCbCr) COG: RGB, within JPEG decoders' 4 levels of ol/source/GeoTI
   assert.ok(worstOl <= tol, `${worstOl} levels from ol/source/GeoTIFF's`);
   assert.ok(worstGdal <= tol, `${worstGdal} levels from GDAL's`);
 });
+
+test("pkg/openlayers.d.ts type-checks against ol 10.11's own types (the package builds against a shim of them)", async () => {
+  const os = await import("node:os");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sf-ol-types-"));
+  try {
+    fs.mkdirSync(path.join(dir, "node_modules"));
+    for (const d of fs.readdirSync(path.join(app, "node_modules"))) {
+      if (d === "shardfetch" || d.startsWith(".")) continue;
+      fs.symlinkSync(path.join(app, "node_modules", d), path.join(dir, "node_modules", d), "dir");
+    }
+    fs.symlinkSync(path.join(root, "pkg"), path.join(dir, "node_modules/shardfetch"), "dir");
+    fs.writeFileSync(
+      path.join(dir, "main.ts"),
+      [
+        'import Map from "ol/Map.js";',
+        'import TileLayer from "ol/layer/WebGLTile.js";',
+        'import { ShardfetchSource } from "shardfetch/openlayers";',
+        'const source = new ShardfetchSource({ sources: [{ url: "https://host/scene.tif", min: 0, max: 3000 }], normalize: true });',
+        'new Map({ target: "map", layers: [new TileLayer({ source })], view: source.getView() });',
+        "const e: Error | null = source.getError();",
+        "void e;",
+        "",
+      ].join("\n"),
+    );
+    const tsconfig = { compilerOptions: { target: "ES2022", module: "ES2022", moduleResolution: "bundler", strict: true, noEmit: true, lib: ["ESNext", "DOM"], types: [], preserveSymlinks: true }, files: ["main.ts"] };
+    fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(tsconfig));
+    const r = await promisify(execFile)(path.join(root, "node_modules/.bin/tsc"), ["-p", dir]).catch((e) => e);
+    assert.equal(r.code ?? 0, 0, `tsc: ${r.stdout}${r.stderr}`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
