@@ -221,8 +221,11 @@ async function layoutLevels(g: Group, layout: unknown[], info: SourceInfo, optio
 
 async function openSource(info: SourceInfo, options: OpenOptions): Promise<Opened> {
   const url = info.url;
-  if (info.path !== undefined) options = { ...options, path: info.path };
-  const node = await open(url, options);
+  // (`path` names the node under `url`; the node's children are opened without it.)
+  const { path: _path, ...rest } = options;
+  void _path;
+  options = rest;
+  const node = await open(url, info.path !== undefined ? { ...options, path: info.path } : options);
   let levels: ShardedArray[];
   let rootAttrs: Record<string, unknown> = {};
   if (node instanceof Group) {

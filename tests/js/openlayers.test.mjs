@@ -314,6 +314,16 @@ test("a GeoZarr multiscale (zarr-python, spatial:/proj: conventions): levels as 
       return [g, g, g];
     });
   }
+  // The same image named by `path` under its parent's URL: its levels open under it.
+  const l = level("r20m", "b04");
+  const [H, W] = l.shape;
+  const [dir, leaf] = [gz.path.split("/").slice(0, -1).join("/"), gz.path.split("/").pop()];
+  const r = await draw("sf", { sources: [{ url: `${data.url}/fixtures/data/${dir}`, path: leaf, variable: "b04", min: 0, max: 4000 }], size: [W, H], resolution: 20, interpolate: false });
+  assert.equal(r.error, undefined, JSON.stringify(r.error));
+  matchesValues("GeoZarr b04 r20m, the image by `path`", r.shot, (x, y) => {
+    const g = grey(l.values[y * W + x], 0, 4000);
+    return [g, g, g];
+  });
 });
 
 test("a CRS OpenLayers does not know (EPSG:2056): drawn once the page registers it through proj4, else a typed error naming the URL", async () => {
