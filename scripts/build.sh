@@ -57,6 +57,9 @@ node_modules/.bin/esbuild pkg-template/src/index.ts pkg-template/src/worker.ts p
 # shardfetch/viv: the Viv adapter, importing the package's entry (one module instance).
 node_modules/.bin/esbuild pkg-template/src/viv.ts \
   --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --log-level=warning
+# shardfetch/h5web: h5web's data provider (no import of h5web: its interface, restated).
+node_modules/.bin/esbuild pkg-template/src/h5web.ts \
+  --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --external:@h5web/app --log-level=warning
 cp pkg-template/package.json pkg-template/README.md "$OUT/"
 
 echo "[build] verify the optimised module loads"
