@@ -12,8 +12,8 @@
 import { Group, open, ShardedArray, ShardfetchError } from "./index.js";
 import type { DataType, OpenOptions, SelectionItem } from "./index.js";
 
-/** h5web's `Shape`. */
-export type H5WebShape = { class: "Array"; dims: number[] } | { class: "Scalar"; dims: [] } | { class: "Null" };
+/** h5web's `Shape` (17: `{ class, dims }`; 16: the dims alone, see {@link ShardfetchApiOptions.h5webVersion}). */
+export type H5WebShape = { class: "Array"; dims: number[] } | { class: "Scalar"; dims: [] } | { class: "Null" } | number[];
 
 type Endianness = "little-endian" | "big-endian" | undefined;
 
@@ -117,7 +117,10 @@ function enumOf(a: ShardedArray): H5WebDType | undefined {
   return { class: "Enumeration", base, mapping };
 }
 
-const shapeOf = (dims: readonly number[]): H5WebShape => (dims.length === 0 ? { class: "Scalar", dims: [] } : { class: "Array", dims: [...dims] });
+type ShapeOf = (dims: readonly number[]) => H5WebShape;
+/** h5web 17's shape; 16's is the dims alone. */
+const shapeOf17: ShapeOf = (dims) => (dims.length === 0 ? { class: "Scalar", dims: [] } : { class: "Array", dims: [...dims] });
+const shapeOf16: ShapeOf = (dims) => [...dims];
 
 /**
  * Which top-level members of a JSON object's text hold a number written as a float (a `.` or
@@ -152,7 +155,7 @@ function floatMembers(text: string): Set<string> {
 }
 
 /** h5web's attributes of a node: strings as strings, number lists as arrays (NetCDF's are vectors). */
-function attributesOf(node: Group | ShardedArray): H5WebAttribute[] {
+function attributesOf(node: Group | ShardedArray, shapeOf: ShapeOf): H5WebAttribute[] {
   const attrs = node.attributes;
   const floats = floatMembers(node.attributesText);
   const typeOf = (name: string, v: unknown): H5WebDType => {
@@ -175,8 +178,8 @@ const childPath = (parent: string, name: string) => (parent === "/" ? `/${name}`
 const nameOf = (path: string) => (path === "/" ? "" : path.slice(path.lastIndexOf("/") + 1));
 
 /** h5web's description of an opened node (a group's children listed only when `withChildren`). */
-function entityOf(node: Group | ShardedArray, path: string): H5WebEntity {
-  const base = { name: nameOf(path), path, attributes: attributesOf(node) };
+function entityOf(node: Group | ShardedArray, path: string, shapeOf: ShapeOf): H5WebEntity {
+  const base = { name: nameOf(path), path, attributes: attributesOf(node, shapeOf) };
   if (node instanceof Group) return { ...base, kind: "group" };
   return {
     ...base,
@@ -305,6 +308,11 @@ function abortReason(signal: AbortSignal): unknown {
 export interface ShardfetchApiOptions extends OpenOptions {
   /** The file name h5web shows (default: the URL's last segment). */
   filepath?: string;
+  /**
+   * The `@h5web/app` major version given the entities (default 17): 16 describes shapes as
+   * plain dims (`[721, 1440]`, `[]` for a scalar), 17 as `{ class, dims }`; the rest is alike.
+   */
+  h5webVersion?: 16 | 17;
 }
 
 /**
@@ -318,9 +326,11 @@ export class ShardfetchApi {
   readonly url: string;
   readonly #options: OpenOptions;
   readonly #nodes = new Map<string, Promise<Group | ShardedArray>>();
+  readonly #shapeOf: ShapeOf;
 
   constructor(url: string, options: ShardfetchApiOptions = {}) {
-    const { filepath, ...rest } = options;
+    const { filepath, h5webVersion = 17, ...rest } = options;
+    this.#shapeOf = h5webVersion === 16 ? shapeOf16 : shapeOf17;
     this.url = url;
     this.filepath = filepath ?? decodeURIComponent(new URL(url, "http://x/").pathname.split("/").filter(Boolean).pop() ?? url);
     // Fixed-length byte strings as text, which h5web shows.
@@ -349,14 +359,14 @@ export class ShardfetchApi {
   /** h5web's entity at `path`: a group with its children (each opened for its shape and type), or a dataset. */
   async getEntity(path: string): Promise<H5WebEntity> {
     const node = await this.node(path);
-    const entity = entityOf(node, path);
+    const entity = entityOf(node, path, this.#shapeOf);
     if (node instanceof Group) {
       const children = node.children();
       entity.children = await Promise.all(
         children.map(async (c) => {
           const p = childPath(path, c.name);
           try {
-            return entityOf(await this.node(p), p);
+            return entityOf(await this.node(p), p, this.#shapeOf);
           } catch {
             // Listed but not opened (an unsupported type, an external link): shown, not browsable.
             return { name: c.name, path: p, kind: "unresolved" as const, attributes: [] };

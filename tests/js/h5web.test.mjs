@@ -142,6 +142,19 @@ test("ShardfetchApi.getValue: whole datasets and h5web's selections ('k,:,:') ar
   assert.ok(checked >= 150, `${checked} values checked`);
 });
 
+test("ShardfetchApi({ h5webVersion: 16 }): h5web 16's entities, shapes as plain dims (its Shape), the values alike", async () => {
+  const api = new ShardfetchApi(fileUrl("netcdf3/nc3_classic.nc"), { h5webVersion: 16 });
+  const root = await api.getEntity("/");
+  const c = nc3.cases.find((x) => x.path === "netcdf3/nc3_classic.nc" && x.open.path === "temp");
+  const temp = root.children.find((x) => x.name === "temp");
+  assert.deepEqual(temp.shape, c.shape);
+  assert.deepEqual(root.children.find((x) => x.name === "scalar").shape, []);
+  assert.deepEqual(root.attributes.find((a) => a.name === "ints").shape, [3]);
+  assert.deepEqual(root.attributes.find((a) => a.name === "title").shape, []);
+  assert.deepEqual(await api.getValue({ dataset: temp, selection: "2,:,:" }), slab(expectedOf(c), 2, 48));
+  await api.close();
+});
+
 test("ShardfetchApi: a compound dataset's elements are h5web's compound values (one value per field)", async () => {
   const api = new ShardfetchApi(fileUrl("hdf5/types_latest.h5"));
   const c = hdf5.cases.find((x) => x.name === "types_latest_t_compound");
