@@ -216,6 +216,21 @@ test("ShardfetchApi.getSearchablePaths lists the nested groups' datasets; an unk
   await api.close();
 });
 
+test("ShardfetchApi over a Zarr v3 group with consolidated metadata: every array listed, searchable, and read as zarr-python wrote it", async () => {
+  const containers = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-containers.json"), "utf8"));
+  const cases = containers.cases.filter((c) => c.path === "containers/consolidated_v3.zarr" && CTORS[c.dtype]);
+  const api = new ShardfetchApi(fileUrl("containers/consolidated_v3.zarr"));
+  const paths = await api.getSearchablePaths("/");
+  for (const c of cases) {
+    assert.ok(paths.includes(`/${c.open.path}`), c.name);
+    const dataset = await api.getEntity(`/${c.open.path}`);
+    assert.deepEqual(dataset.shape.dims, c.shape, c.name);
+    assert.deepEqual(await api.getValue({ dataset }), expectedOf(c), c.name);
+  }
+  assert.ok(cases.length >= 10, `${cases.length} arrays checked`);
+  await api.close();
+});
+
 test("ShardfetchApi.getValue honours h5web's cancellation: an aborted read rejects with the signal's reason", async () => {
   // A slow link, so that the read is under way when it is aborted; a file whose last records lie
   // past the first 64 KiB read with the header (a request of their own).
