@@ -63,6 +63,9 @@ node_modules/.bin/esbuild pkg-template/src/maplibre.ts \
 # shardfetch/openlayers: OpenLayers' tile source; `ol` is the page's (a peer dependency), never bundled.
 node_modules/.bin/esbuild pkg-template/src/openlayers.ts \
   --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --external:ol --external:'ol/*' --log-level=warning
+# shardfetch/h5web: h5web's data provider (no import of h5web: its interface, restated).
+node_modules/.bin/esbuild pkg-template/src/h5web.ts \
+  --bundle --format=esm --target=es2022 --outdir="$OUT" --external:./index.js --external:@h5web/app --log-level=warning
 cp pkg-template/package.json pkg-template/README.md "$OUT/"
 
 echo "[build] verify the optimised module loads"

@@ -179,6 +179,16 @@ npm_packages() {
     say "tests/ol/node_modules: up to date"
   fi
 
+  # 4f. h5web (@h5web/app, React) for the h5web rendering test (tests/h5web), kept apart as well.
+  hstamp=tests/h5web/node_modules/.package-lock.json
+  if [ ! -f "$hstamp" ] || [ tests/h5web/package-lock.json -nt "$hstamp" ] || [ ! -d tests/h5web/node_modules/@h5web/app ]; then
+    say "npm ci (tests/h5web)"
+    npm ci --prefix tests/h5web --no-audit --no-fund </dev/null
+    touch "$hstamp"
+  else
+    say "tests/h5web/node_modules: up to date"
+  fi
+
 }
 
 packages_and_python > "$JOBS/apt-pip.log" 2>&1 &
