@@ -11,8 +11,11 @@ import fsp from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
+import { chromium } from "playwright-core";
+
 import { startServer } from "../server.mjs";
 import { loadManifests } from "./check-fixtures.mjs";
+import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -31,7 +34,7 @@ const expected = new Map();
 before(async () => {
   if (!fs.existsSync(pkgEntry)) throw new Error(`${pkgEntry} missing: run \`npm run build\` first`);
   api = await import(pathToFileURL(pkgEntry).href);
-  server = await startServer({ root: { "/fixtures": path.join(fixturesDir, "data") } });
+  server = await startServer({ root: { "/fixtures": path.join(fixturesDir, "data"), "/": repo } });
   fx = `${server.url}/fixtures`;
   for (const c of CASES) expected.set(c.name, new Uint8Array(await fsp.readFile(path.join(fixturesDir, c.expected))));
 });
@@ -244,4 +247,55 @@ test("a decoding worker whose memory grew past workerMemoryBytes is replaced onc
   assert.ok(after.workersRecycled <= recycled + 2, `at most the workers replaced as the bound changed: ${after.workersRecycled - recycled}`);
   arr.close();
   assert.ok(checks > 2);
+});
+
+test("Chromium: Web Workers past workerMemoryBytes are replaced, the budget holds across arrays, memoryStats reports both; values right", async () => {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(`${server.url}/tests/js/blank.html`);
+    const c = CASES[0];
+    const r = await tab.evaluate(
+      async ({ url, others }) => {
+        const api = await import("/pkg/index.js");
+        await api.initialize({ workerMemoryBytes: 1 });
+        const arr = await api.openArray(url, { workers: 2 });
+        const reads = [];
+        for (let k = 0; k < 200 && (arr.stats().workerJobs === 0 || api.memoryStats().workersRecycled < 2); k++) {
+          const got = await arr.get(arr.shape.map(() => null));
+          reads.push(Array.from(new Uint8Array(got.data.buffer, got.data.byteOffset, got.data.byteLength)));
+          await new Promise((res) => setTimeout(res, 20));
+        }
+        const workers = api.memoryStats();
+        // The budget across arrays, in the page: half of what the four arrays hold alone.
+        const alone = [];
+        for (const u of [url, ...others]) {
+          const a = await api.openArray(u, { workers: false });
+          await a.get(a.shape.map(() => null));
+          alone.push(a.stats().cachedBytes);
+          a.close();
+        }
+        const budget = Math.max(Math.floor(alone.reduce((x, y) => x + y, 0) * 0.6), ...alone);
+        await api.initialize({ memoryBudget: budget });
+        const held = [];
+        for (const u of [url, ...others]) {
+          const a = await api.openArray(u, { workers: false });
+          await a.get(a.shape.map(() => null));
+          held.push(api.memoryStats().held);
+        }
+        return { reads, workers, workerJobs: arr.stats().workerJobs, budget, held, evictions: api.memoryStats().evictions };
+      },
+      { url: `${fx}/${c.path}`, others: CASES.slice(1).map((o) => `${fx}/${o.path}`) },
+    );
+    assert.ok(r.reads.length > 0);
+    for (const bytes of r.reads) assert.deepEqual(Uint8Array.from(bytes), expected.get(c.name), `${c.name}: values`);
+    assert.ok(r.workerJobs > 0, "Web Workers decoded");
+    assert.ok(r.workers.workersRecycled >= 2, JSON.stringify(r.workers));
+    assert.ok(r.workers.moduleMemory > 0 && r.workers.workers.length > 0, JSON.stringify(r.workers));
+    assert.ok(r.held.every((h) => h <= r.budget), `held ${r.held}, budget ${r.budget}`);
+    assert.ok(r.evictions > 0);
+    console.log(`# Chromium: ${r.workerJobs} chunks decoded in Web Workers, ${r.workers.workersRecycled} replaced; held ${r.held.join(", ")} ≤ ${r.budget}, ${r.evictions} evictions`);
+  } finally {
+    await browser.close();
+  }
 });
