@@ -33,7 +33,7 @@ interface Kept {
 const kept = new Map<string, Kept>();
 let held = 0;
 let nextId = 1;
-/** Chunks evicted for a cap or the budget. */
+/** Chunks evicted for the budget. */
 let evicted = 0;
 
 /** Chunks evicted so far, page-wide. */
@@ -94,7 +94,6 @@ export class ChunkCache {
       if (this.#bytes + size <= this.capacity) break;
       if (e.owner !== this) continue;
       this.#drop(old, e);
-      evicted++;
     }
     const room = budget - moduleHeld();
     for (const [old, e] of kept) {
