@@ -90,5 +90,7 @@ export async function session(api, { image, target, bytes, sample, everyMs = 250
   for (const ctl of inflight.values()) ctl.abort();
   const stats = levels.map((l) => l.stats());
   for (const l of levels) l.close();
-  return { reads, aborted, wrong, failed, seconds: (now() - t0) / 1000, requests: stats.reduce((s, x) => s + x.requests, 0) };
+  // What the library holds at the end, where the build reports it (issue 46).
+  const memory = api.memoryStats?.();
+  return { reads, aborted, wrong, failed, seconds: (now() - t0) / 1000, requests: stats.reduce((s, x) => s + x.requests, 0), memory };
 }

@@ -6,7 +6,9 @@
 // (tests/js/synth.mjs: a sharded uint8 OME-Zarr image, 32768² at level 0, shards 4096², inner
 // chunks 512², crc32c), served from another process; bytes moved are the server's count.
 //
-//   node bench/soak.mjs [--gib 10] [--env node,chromium] [--storm] [--out FILE]
+//   node bench/soak.mjs [--gib 10] [--env node,chromium] [--storm] [--pkg DIR] [--out FILE]
+//
+// --pkg: another build of the package to measure (an A/B against a build of main), default pkg/.
 //
 // Prints, per environment: peak, 95th percentile and steady-state memory (median of the last
 // quarter of the samples), and the slope of memory against bytes moved over the last three
@@ -28,11 +30,17 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const GiB = 2 ** 30;
+/** memoryStats() at the end of a session, in a line (builds that have it). */
+const memoryLine = (m) =>
+  m
+    ? `  memoryStats: held ${(m.held / 2 ** 20).toFixed(1)} of ${(m.budget / 2 ** 20).toFixed(0)} MiB (${Object.entries(m.caches).map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(1)}`).join(", ")}), ${m.evictions} evictions, module memory ${(m.moduleMemory / 2 ** 20).toFixed(0)} MiB, workers ${m.workers.map((w) => (w.memory / 2 ** 20).toFixed(0)).join("/") || "none"} MiB (${m.workersRecycled} replaced)`
+    : "  memoryStats: not in this build";
 const MiB = 2 ** 20;
 const target = Number(opt("gib", "10")) * GiB;
 const envs = opt("env", "node,chromium").split(",");
 const storm = args.includes("--storm");
-const pkgUrl = pathToFileURL(path.join(repo, "pkg/index.js")).href;
+const pkgDir = path.resolve(opt("pkg", path.join(repo, "pkg")));
+const pkgUrl = pathToFileURL(path.join(pkgDir, "index.js")).href;
 
 /** The synthetic data server, in its own process (its buffers are not the reader's memory). */
 async function dataServer(spec) {
@@ -72,13 +80,33 @@ function summary(samples, key) {
   return { peak: sorted.at(-1), p95: sorted[Math.floor(sorted.length * 0.95)], steady: last[last.length >> 1], slope, first: ys[0] };
 }
 
-function renderersRss() {
+/**
+ * RSS of the renderers of the browser this process launched (not other browsers on the
+ * machine); `anon`: their anonymous and shared-memory pages only — what they allocated, without
+ * the browser binary's file pages, which each renderer maps and RSS counts once per process.
+ */
+function renderersRss(anon = false) {
+  const parent = new Map();
+  const pids = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  for (const pid of pids) {
+    try {
+      parent.set(pid, /PPid:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+    } catch {
+      // gone
+    }
+  }
+  const ours = (pid) => {
+    for (let p = pid, n = 0; p && p !== "0" && n < 64; p = parent.get(p), n++) if (p === String(process.pid)) return true;
+    return false;
+  };
   let total = 0;
-  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+  for (const pid of pids) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("--type=renderer") || !cmd.includes(CHROMIUM.split("/").pop())) continue;
-      total += Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]) * 1024;
+      if (!cmd.includes("--type=renderer") || !cmd.includes(CHROMIUM.split("/").pop()) || !ours(pid)) continue;
+      const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+      const kB = (k) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+      total += anon ? kB("RssAnon") + kB("RssShmem") : kB("VmRSS");
     } catch {
       // gone
     }
@@ -96,6 +124,7 @@ if (envs.includes("node")) {
   data.close();
   results.runs.node = { ...r, samples: undefined, rss: summary(r.samples, "rss"), heap: summary(r.samples, "heap"), arrayBuffers: summary(r.samples, "arrayBuffers"), curve: ["GiB", "rss", "heap", "arrayBuffers", curve(r.samples, ["rss", "heap", "arrayBuffers"])] };
   console.log(`node: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
+  console.log(memoryLine(r.memory));
   for (const k of ["rss", "heap", "arrayBuffers"]) {
     const s = results.runs.node[k];
     console.log(`  ${k}: first ${s.first.toFixed(0)} MiB, peak ${s.peak.toFixed(0)}, p95 ${s.p95.toFixed(0)}, steady ${s.steady.toFixed(0)}, slope ${s.slope.toFixed(2)} MiB/GiB`);
@@ -104,7 +133,7 @@ if (envs.includes("node")) {
 
 if (envs.includes("chromium")) {
   const data = await dataServer(spec);
-  const page = await startServer({ root: { "/": repo } });
+  const page = await startServer({ root: { "/": repo, "/pkg": pkgDir } });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--js-flags=--expose-gc"], headless: true });
   results.machine.chromium = browser.version();
   const tab = await browser.newPage();
@@ -114,27 +143,28 @@ if (envs.includes("chromium")) {
     await new Promise((r) => setTimeout(r, 500));
     const s = await tab.evaluate(() => ({ last: window.__soak?.samples.at(-1), result: window.__soak?.result, error: window.__soak?.error }));
     if (s.error) throw new Error(s.error);
-    if (s.last) samples.push({ ...s.last, rss: renderersRss() });
+    if (s.last) samples.push({ ...s.last, rss: renderersRss(), anon: renderersRss(true) });
     if (s.result) {
       // At the end: what the renderers hold once the page's garbage is collected (the session's
       // tile LRU, the library's cache, the workers' wasm memories), against the transient peaks
       // of ArrayBuffers waiting for a collection.
-      const end = renderersRss();
+      const [end, endAnon] = [renderersRss(), renderersRss(true)];
       await tab.evaluate(async () => {
         for (let i = 0; i < 3; i++) {
           globalThis.gc?.();
           await new Promise((r) => setTimeout(r, 300));
         }
       });
-      const afterGc = renderersRss();
-      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), heap: summary(samples, "heap"), endRss: end / MiB, afterGcRss: afterGc / MiB, curve: ["GiB", "rss", "heap", curve(samples, ["rss", "heap"])] };
+      const [afterGc, afterGcAnon] = [renderersRss(), renderersRss(true)];
+      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), anon: summary(samples, "anon"), heap: summary(samples, "heap"), endRss: end / MiB, afterGcRss: afterGc / MiB, endAnon: endAnon / MiB, afterGcAnon: afterGcAnon / MiB, curve: ["GiB", "rss", "heap", curve(samples, ["rss", "heap"])] };
       const r = s.result;
       console.log(`chromium: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
-      for (const k of ["rss", "heap"]) {
+      console.log(memoryLine(r.memory));
+      for (const k of ["rss", "anon", "heap"]) {
         const m = results.runs.chromium[k];
         console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, p95 ${m.p95.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
       }
-      console.log(`  rss at the end ${(end / MiB).toFixed(0)} MiB, after the page's gc() ${(afterGc / MiB).toFixed(0)} MiB`);
+      console.log(`  rss at the end ${(end / MiB).toFixed(0)} MiB, after the page's gc() ${(afterGc / MiB).toFixed(0)} MiB (anon ${(endAnon / MiB).toFixed(0)}, ${(afterGcAnon / MiB).toFixed(0)})`);
       break;
     }
   }

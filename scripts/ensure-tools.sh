@@ -169,6 +169,26 @@ npm_packages() {
     say "tests/maplibre/node_modules: up to date"
   fi
 
+  # 4e. OpenLayers (and geotiff.js, its GeoTIFF source's reader) for tests/ol, kept apart as well.
+  ostamp=tests/ol/node_modules/.package-lock.json
+  if [ ! -f "$ostamp" ] || [ tests/ol/package-lock.json -nt "$ostamp" ] || [ ! -d tests/ol/node_modules/ol ]; then
+    say "npm ci (tests/ol)"
+    npm ci --prefix tests/ol --no-audit --no-fund </dev/null
+    touch "$ostamp"
+  else
+    say "tests/ol/node_modules: up to date"
+  fi
+
+  # 4f. h5web (@h5web/app, React) for the h5web rendering test (tests/h5web), kept apart as well.
+  hstamp=tests/h5web/node_modules/.package-lock.json
+  if [ ! -f "$hstamp" ] || [ tests/h5web/package-lock.json -nt "$hstamp" ] || [ ! -d tests/h5web/node_modules/@h5web/app ]; then
+    say "npm ci (tests/h5web)"
+    npm ci --prefix tests/h5web --no-audit --no-fund </dev/null
+    touch "$hstamp"
+  else
+    say "tests/h5web/node_modules: up to date"
+  fi
+
 }
 
 packages_and_python > "$JOBS/apt-pip.log" 2>&1 &

@@ -51,7 +51,7 @@ LIMIT_BUILD=$(limit_of 1500)      # scripts/build.sh, from its start in the back
 LIMIT_WASM_BUILD=$(limit_of 1200) # the wasm tests' build, from its start in the background
 LIMIT_NATIVE=$(limit_of 600)      # cargo test --workspace (the runs)
 LIMIT_RUZSTD=$(limit_of 600)      # the ruzstd build and its tests
-LIMIT_WASM=$(limit_of 600)        # wasm-pack test (its build done already; the runner, Chromium)
+LIMIT_WASM=$(limit_of 900)        # wasm-pack test (its build done already; the runner, Chromium: its page 600 s at most)
 LIMIT_NODE=$(limit_of 1200)       # every Node test file, two at a time
 NODE_FILE_MS=$(limit_of 480000)   # one Node test file: ~2x the slowest under load
 

@@ -219,6 +219,10 @@ export interface WasmStats {
   revalidations: number;
   /** Milliseconds spent decoding (on this thread; the wrapper adds its workers' time). */
   decodeMs: number;
+  /** Bytes this array's cache holds now (indexes, held reads, whole objects). */
+  cachedBytes: number;
+  /** Entries its cache evicted, for `cacheBytes` or the page's budget. */
+  evictions: number;
 }
 
 /** Data types an array can have (the core's `DataType` names). */

@@ -479,6 +479,13 @@ document.addEventListener("keydown", (e) => {
 const MB = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : `${(b / 1e3).toFixed(1)} kB`);
 const ms = (x) => (x === null || x === undefined ? "–" : `${x.toFixed(x < 10 ? 1 : 0)} ms`);
 
+/** What the library holds against the page's budget (shardfetch's memoryStats). */
+function memoryLine() {
+  const m = shardfetch.memoryStats();
+  const w = m.workers.map((x) => MB(x.memory)).join(", ");
+  return `memory ${MB(m.held)} of ${MB(m.budget)}  (indexes ${MB(m.caches.indexes)}, reads ${MB(m.caches.heldReads)}, chunks ${MB(m.caches.chunks)})  module ${MB(m.moduleMemory)}  workers ${w || "–"}`;
+}
+
 function renderStats() {
   if (!viewer.ds) return;
   const c = viewer.counters();
@@ -494,6 +501,7 @@ function renderStats() {
     `time   first tile ${ms(c.time.firstTileMs)}  screen ${ms(c.time.firstScreenMs)}  load ${ms(c.time.loadMsAvg)}/chunk` +
       `  decode ${ms(c.net.chunks ? c.net.decodeMs / c.net.chunks : null)}/chunk (${c.net.workerJobs} in workers)` +
       `  colour ${ms(c.time.colourMsAvg)}/tile  longest task ${ms(c.time.longestTaskMs)}`,
+    memoryLine(),
   ].join("\n");
   syncContrast();
   syncSliders();

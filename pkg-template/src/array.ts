@@ -309,6 +309,7 @@ export class ShardedArray {
     const h = this.#handle;
     this.#handle = null;
     h?.free();
+    this.#chunkCache?.clear();
     this.decoding.forget();
   }
 }

@@ -4,7 +4,7 @@
  * @internal
  */
 import type { WasmArrayMeta } from "./wasm/shardfetch.js";
-import { wasmModule } from "./module.js";
+import { memorySettings, wasmModule } from "./module.js";
 import { defaultWorkers, Pool, workersAvailable } from "./pool.js";
 import type { Decoded } from "./pool.js";
 
@@ -39,7 +39,7 @@ export class Decoding {
   pool(): Pool | undefined {
     const module = wasmModule();
     if (this.#workers === 0 || !module) return undefined;
-    pool ??= new Pool(module);
+    pool ??= new Pool(module, () => memorySettings().workerMemoryBytes);
     if (pool.broken) return undefined;
     if (pool.ready) {
       pool.grow(this.#workers);
@@ -76,4 +76,9 @@ export class Decoding {
  */
 export function trapWorkerForTesting(): Promise<boolean> {
   return pool?.trapOneForTesting() ?? Promise.resolve(false);
+}
+
+/** The pool's workers (none before it starts), and how many were replaced for their memory. */
+export function workerMemory(): { workers: { memory: number; jobs: number }[]; recycled: number } {
+  return { workers: pool?.workers() ?? [], recycled: pool?.recycled ?? 0 };
 }

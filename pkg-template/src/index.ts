@@ -13,7 +13,8 @@ export { ShardedArray } from "./array.js";
 export { Group, type GroupChild } from "./group.js";
 export { openMultiscale, Multiscale, type MultiscaleAxis, type MultiscaleLevel } from "./multiscale.js";
 export { ShardfetchError, type ErrorCode } from "./errors.js";
-export { initialize } from "./module.js";
+export { initialize, type InitializeOptions } from "./module.js";
+export { memoryStats, type MemoryStats } from "./memory.js";
 /** @internal Tests only (see module.ts). */
 export { trapForTesting as __trapForTesting, wasmMemoryBytesForTesting as __wasmMemoryBytesForTesting } from "./module.js";
 export { trapWorkerForTesting as __trapWorkerForTesting } from "./decoding.js";

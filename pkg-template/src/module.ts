@@ -66,6 +66,7 @@ async function instantiate(module: WebAssembly.Module): Promise<void> {
   const exports = (await g.default({ module_or_path: module })) as { memory?: WebAssembly.Memory };
   glue = g;
   memory = exports.memory;
+  g.memoryBudget(budget.memoryBudget, heldOutside);
   loaded = true;
   for (const f of onLoad) f();
 }
@@ -95,11 +96,60 @@ function trapped(gen: number, e: unknown): void {
   void initialize().catch(() => undefined);
 }
 
+/** Options of {@link initialize}: the page's memory budget. */
+export interface InitializeOptions {
+  /**
+   * Bytes that every array's caches share (shard indexes, other indexes and directories, held
+   * merged reads, whole objects, decoded chunks of `chunkCacheBytes`): least recently used out
+   * across arrays; each array's `cacheBytes` stays a cap inside it. Default 256 MiB.
+   */
+  memoryBudget?: number;
+  /**
+   * A decoding worker whose WebAssembly memory grew past this many bytes is replaced once idle
+   * (a wasm memory never shrinks). Default 64 MiB.
+   */
+  workerMemoryBytes?: number;
+}
+
+const MiB = 1 << 20;
+const budget = { memoryBudget: 256 * MiB, workerMemoryBytes: 64 * MiB };
+/** Bytes the wrapper holds against the budget (decoded chunks). */
+let heldOutside = 0;
+
+/** The page's memory settings (see {@link InitializeOptions}). */
+export function memorySettings(): Readonly<Required<InitializeOptions>> {
+  return budget;
+}
+
+/** The wrapper now holds `bytes` against the budget. */
+export function setHeldOutside(bytes: number): void {
+  heldOutside = bytes;
+  glue?.memoryBudget(undefined, bytes);
+}
+
+function setBudget(options: InitializeOptions): void {
+  for (const k of ["memoryBudget", "workerMemoryBytes"] as const) {
+    const v = options[k];
+    if (v === undefined) continue;
+    if (typeof v !== "number" || !(v >= 0)) throw new ShardfetchError("InvalidSelection", `initialize: ${k} must be a number of bytes ≥ 0, got ${String(v)}`);
+    budget[k] = v;
+  }
+  if (options.memoryBudget !== undefined) glue?.memoryBudget(budget.memoryBudget, heldOutside);
+}
+
 /**
  * Load and instantiate the WebAssembly module. Called automatically on first use; call it
- * yourself to start loading early. Safe to call many times.
+ * yourself to start loading early. Safe to call many times; `options` set the page's memory
+ * budget (a smaller one evicts at once).
  */
-export function initialize(): Promise<void> {
+export function initialize(options?: InitializeOptions): Promise<void> {
+  if (options) {
+    try {
+      setBudget(options);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
   if (!ready) {
     ready = load().catch((e: unknown) => {
       ready = undefined; // allow a retry (e.g. after a network error)

@@ -52,10 +52,12 @@ interface Slot {
   jobs: Set<number>;
   /** Arrays whose documents this worker has. */
   known: Set<number>;
+  /** Bytes of its instance's memory, as last reported. */
+  memory: number;
 }
 
 /** A worker's message: ready, or the results of one group. */
-type Answer = { ready?: boolean; trapped?: boolean; results?: ({ id: number; error?: unknown } & Decoded)[] };
+type Answer = { ready?: boolean; trapped?: boolean; memory?: number; results?: ({ id: number; error?: unknown } & Decoded)[] };
 
 interface Waiting {
   resolve: (d: Decoded) => void;
@@ -95,7 +97,8 @@ export class Pool {
   /** Set when a worker failed: arrays then decode on their own thread. */
   broken = false;
 
-  constructor(module: WebAssembly.Module) {
+  /** `bound()`: the memory past which an idle worker is replaced. */
+  constructor(module: WebAssembly.Module, readonly bound: () => number = () => Infinity) {
     this.#module = module;
   }
 
@@ -116,7 +119,7 @@ export class Pool {
 
   #spawn(): void {
     while (this.#slots.length < this.#want) {
-      const slot: Slot = { ready: false, jobs: new Set(), known: new Set() };
+      const slot: Slot = { ready: false, jobs: new Set(), known: new Set(), memory: 0 };
       this.#slots.push(slot);
       if (onNode()) {
         this.#spawnNode(slot);
@@ -200,6 +203,7 @@ export class Pool {
   }
 
   #answer(slot: Slot, m: Answer): void {
+    if (typeof m.memory === "number") slot.memory = m.memory;
     if (m.ready) {
       slot.ready = true;
       return;
@@ -213,7 +217,27 @@ export class Pool {
       else w.resolve(r);
     }
     if (m.trapped) this.#replace(slot);
+    else if (slot.jobs.size === 0 && slot.memory > this.bound()) this.#recycle(slot);
     else if (slot.jobs.size === 0) slot.worker?.unref?.();
+  }
+
+  /** An idle worker whose memory grew past the bound: a new one takes its place (memory given back). */
+  #recycle(slot: Slot): void {
+    const at = this.#slots.indexOf(slot);
+    if (at < 0) return;
+    this.#slots.splice(at, 1);
+    slot.ready = false;
+    slot.worker?.terminate();
+    this.recycled++;
+    this.grow(this.#want);
+  }
+
+  /** Workers replaced for their memory. */
+  recycled = 0;
+
+  /** Each worker's memory and chunks under way. */
+  workers(): { memory: number; jobs: number }[] {
+    return this.#slots.map((s) => ({ memory: s.memory, jobs: s.jobs.size }));
   }
 
   /**

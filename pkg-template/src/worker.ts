@@ -6,8 +6,9 @@
  * groups `{ key, documents?, decoders?, items: [{ id, coords, bytes, lo?, hi? }] }` (`documents` and
  * the compiled decoder modules the array needs the first time this worker sees array `key`), or
  * `{ forget: key }`. Out, one message per group:
- * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }], trapped }` (`ms`: decoding
- * time; `trapped`: this worker's instance stopped on a bug, so the pool replaces the worker).
+ * `{ results: [{ id, bytes, shape?, stride?, ms } | { id, error }], trapped, memory }` (`ms`:
+ * decoding time; `trapped`: this worker's instance stopped on a bug, so the pool replaces the
+ * worker; `memory`: its instance's bytes, `{ ready }` has them too).
  * @internal
  */
 import type { Item } from "./pool.js";
@@ -51,6 +52,9 @@ if (typeof self === "undefined") {
   listen(self as unknown as Scope);
 }
 let ready: Promise<unknown> | undefined;
+/** This worker's instance's linear memory (reported with each answer: the pool replaces a worker grown too large). */
+let memory: WebAssembly.Memory | undefined;
+const memoryBytes = () => memory?.buffer.byteLength ?? 0;
 /** Set once this worker's instance trapped (a bug): it decodes nothing more and is replaced. */
 let trap: { code: string; message: string } | undefined;
 
@@ -89,8 +93,8 @@ function listen(scope: Scope): void {
     const m = ev.data;
     if ("module" in m) {
       ready = init({ module_or_path: m.module });
-      await ready;
-      scope.postMessage({ ready: true });
+      memory = ((await ready) as { memory?: WebAssembly.Memory }).memory;
+      scope.postMessage({ ready: true, memory: memoryBytes() });
       return;
     }
     if ("forget" in m) {
@@ -141,6 +145,6 @@ function listen(scope: Scope): void {
         results.push({ id: it.id, error: trapped(e) ? trap : errorOf(e) });
       }
     }
-    scope.postMessage({ results, trapped: trap !== undefined }, transfer);
+    scope.postMessage({ results, trapped: trap !== undefined, memory: memoryBytes() }, transfer);
   };
 }

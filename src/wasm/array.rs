@@ -29,6 +29,7 @@ pub struct WasmArray {
 
 impl WasmArray {
     pub fn new(inner: Array, client: FetchClient, strings: Strings) -> WasmArray {
+        inner.join(&super::pool());
         WasmArray { inner: Rc::new(inner), client, strings }
     }
 
@@ -150,6 +151,8 @@ impl WasmArray {
         set(&o, "revalidations", s.store.revalidations as f64);
         set(&o, "rangeIgnored", self.inner.range_ignored());
         set(&o, "decodeMs", s.decode_ms);
+        set(&o, "cachedBytes", s.store.cached_bytes as f64);
+        set(&o, "evictions", s.store.evictions as f64);
         o.into()
     }
 

@@ -19,6 +19,7 @@ pub use fetch::FetchClient;
 pub use group::WasmGroup;
 
 use crate::core::open::{self, Opened};
+use crate::core::transport::cache::Pool;
 use crate::core::urls::join_paths;
 use alloc::string::String;
 use convert::{parse_options, to_js};
@@ -67,6 +68,32 @@ pub fn reopen_array(
         fetch::limiter(a.url()).set_max(n);
     }
     Ok(WasmArray::new(a, o.client, o.strings))
+}
+
+std::thread_local! {
+    /// The page's memory budget, shared by every array's cache.
+    static POOL: alloc::rc::Rc<Pool> = Pool::new(256 << 20);
+}
+
+/// The budget the arrays opened here share.
+pub(crate) fn pool() -> alloc::rc::Rc<Pool> {
+    POOL.with(alloc::rc::Rc::clone)
+}
+
+/// Set the page's budget for every array's caches, in bytes (evicting down to it at once), and
+/// the bytes the wrapper holds elsewhere against it (decoded chunks), if given; returns what the
+/// caches hold: `[budget, indexes, held reads, whole objects, evictions]`.
+#[wasm_bindgen(js_name = memoryBudget)]
+pub fn memory_budget(budget: Option<f64>, outside: Option<f64>) -> alloc::vec::Vec<f64> {
+    let p = pool();
+    if let Some(b) = outside {
+        p.set_outside(b.clamp(0.0, 1e15) as usize);
+    }
+    if let Some(b) = budget {
+        p.set_capacity(b.clamp(0.0, 1e15) as usize);
+    }
+    let [d, h, o] = p.by_kind();
+    alloc::vec![p.capacity() as f64, d as f64, h as f64, o as f64, p.evictions() as f64]
 }
 
 /// Stops this instance of the module with a trap, as a bug would (`unreachable`): for the

@@ -141,6 +141,33 @@ test("the first open asks for the module while the glue (factory.js) is still on
   }
 });
 
+test("a page importing only the core downloads none of the adapters (viv, openlayers, maplibre, h5web) and reads a COG and a NetCDF-4 file", async () => {
+  const page = await browser.newPage();
+  pageServer.log.length = 0;
+  try {
+    await page.goto(`${pageServer.url}/tests/js/blank.html`);
+    const cases = ["gd_cog_f32_0", "nc_var00"].map((n) => manifest.cases.find((x) => x.name === n));
+    assert.ok(cases.every(Boolean), "the fixtures gd_cog_f32_0 and nc_var00");
+    const got = await page.evaluate(async (list) => {
+      const api = await import("/pkg/index.js");
+      const out = [];
+      for (const [url, p, n] of list) out.push(Array.from((await (await api.openArray(url, { path: p })).get(new Array(n).fill(null))).data));
+      return out;
+    }, cases.map((c) => [`${dataServer.url}/fixtures/${c.path}`, c.open.path, c.shape.length]));
+    for (const [k, c] of cases.entries()) {
+      const want = fs.readFileSync(path.join(fixturesDir, c.expected));
+      assert.equal(c.dtype, "float32");
+      assert.deepEqual(got[k], Array.from(new Float32Array(want.buffer.slice(want.byteOffset, want.byteOffset + want.length))), `${c.name}: its writer's values`);
+    }
+    const paths = pageServer.log.map((e) => e.path);
+    assert.ok(paths.includes("/pkg/index.js"), "the page server's log is not recording");
+    const adapters = paths.filter((p) => /\/pkg\/(viv|openlayers|maplibre|h5web)\.js$/.test(p));
+    assert.deepEqual(adapters, [], "adapter entries downloaded by a core-only page");
+  } finally {
+    await page.close();
+  }
+});
+
 test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
   pageServer.log.length = 0;

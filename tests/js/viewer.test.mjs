@@ -284,6 +284,10 @@ test("sample: screen pixels match zarr-python's values at level 0 and level 1", 
     assert.ok(n >= 50, `only ${n} level-0 probes on screen`);
     assert.ok(checked.size >= 10, `probes cover only ${checked.size} distinct values`);
     t.diagnostic(`level 0: ${n} probe pixels match (${checked.size} distinct values)`);
+    // The overlay shows what the library holds against the page's budget (memoryStats).
+    const mem = (await page.evaluate(() => document.getElementById("overlay").textContent)).split("\n").find((l) => l.startsWith("memory "));
+    assert.match(mem ?? "", /^memory [\d.]+ (kB|MB) of 268\.44 MB .*indexes [\d.]+ (kB|MB).*module [\d.]+ MB/, mem);
+    t.diagnostic(mem);
 
     // level 1: half a screen pixel per level-0 voxel = one per level-1 voxel; z 5 is level-1 plane 2
     await page.evaluate(() => window.viewerApp.viewer.setView({ cx: 512, cy: 400, zoom: 0.5 }));

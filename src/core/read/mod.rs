@@ -246,6 +246,11 @@ impl Array {
         self.store.range_ignored()
     }
 
+    /// The array's cache shares `pool`'s budget from now on.
+    pub fn join(&self, pool: &Rc<transport::cache::Pool>) {
+        self.store.join(pool)
+    }
+
     pub fn stats(&self) -> Stats {
         Stats { store: self.store.stats(), decode_ms: self.decode_ms.get() }
     }

@@ -99,6 +99,10 @@ impl Store {
     pub fn config(&self) -> &Config {
         self.transport.config()
     }
+    /// Share the page's budget (see `transport::cache::Pool`).
+    pub fn join(&self, pool: &Rc<crate::core::transport::cache::Pool>) {
+        self.transport.join(pool)
+    }
     pub fn stats(&self) -> Stats {
         self.transport.stats()
     }

@@ -78,4 +78,7 @@ pub struct Stats {
     pub revalidations: u64,
     /// Changes of an object seen under an open array (each read resolved again, or `Changed`).
     pub changes: u64,
+    /// Bytes the cache holds now, and entries it evicted (for `cache_bytes` or the page's budget).
+    pub cached_bytes: u64,
+    pub evictions: u64,
 }

@@ -74,6 +74,16 @@ enum Entry {
 
 type Key = (String, Slot);
 
+/// A key's kind of entry in the page's budget: 0 derived values (indexes, directories),
+/// 1 held merged reads, 2 whole objects and absences.
+fn kind_of(k: &Key) -> usize {
+    match k.1 {
+        Slot::Derived(_) => 0,
+        Slot::Held(_) => 1,
+        Slot::Object => 2,
+    }
+}
+
 /// Memo keys of the transport's own work ([`Transport::once`] callers use their own).
 const CHECK: u64 = 0x7665_7200;
 
@@ -83,7 +93,7 @@ pub struct Transport {
     config: Config,
     /// Entries stamped with their object's epoch (or, for keys inside layers, the tree's
     /// generation) when what they were made from was read: served only while it is current.
-    cache: RefCell<Lru<Key, (Entry, u64)>>,
+    cache: Rc<RefCell<Lru<Key, (Entry, u64)>>>,
     /// Computations under way, by key and stamp (one under an older stamp is not joined).
     memos: Dedup<(Key, u64), Rc<dyn Any>>,
     /// Range reads under way: a read inside one of them waits for it instead of asking again.
@@ -104,7 +114,7 @@ impl Transport {
     pub fn new(config: Config) -> Self {
         Transport {
             versions: Rc::new(Versions::new(config.recheck, config.conditional)),
-            cache: RefCell::new(Lru::new(config.cache_bytes)),
+            cache: Lru::shared(config.cache_bytes, kind_of),
             budget: Budget::new(config.max_body),
             config,
             memos: Dedup::default(),
@@ -118,6 +128,11 @@ impl Transport {
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Share `pool`'s budget with the other caches in it from now on.
+    pub fn join(&self, pool: &Rc<cache::Pool>) {
+        Lru::join(&self.cache, pool);
     }
 
     /// The versions this transport checks answers against (shared with the transports of the
@@ -203,7 +218,8 @@ impl Transport {
     }
 
     pub fn stats(&self) -> Stats {
-        self.stats.get()
+        let cache = self.cache.borrow();
+        Stats { cached_bytes: cache.bytes() as u64, evictions: cache.evicted(), ..self.stats.get() }
     }
 
     fn count(&self, f: impl FnOnce(&mut Stats)) {
