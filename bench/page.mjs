@@ -87,6 +87,10 @@ function library(name) {
       // small-chunk policy, which decodes chunks under 32 KiB inline by default).
       const workers = /^shardfetch-workers(\d+)$/.exec(name);
       if (workers) return LIBS.shardfetch({ workers: Number(workers[1]) });
+      // shardfetch[-baseline]-inflight<N>: maxInFlight N (Chromium keeps 6 connections per
+      // HTTP/1.1 origin: at 6, requests wait in the library, where they can merge).
+      const inflight = /^shardfetch(-baseline)?-inflight(\d+)$/.exec(name);
+      if (inflight) return LIBS.shardfetch({ maxInFlight: Number(inflight[2]) }, inflight[1] ? sfBase : undefined);
       throw new Error(`unknown library ${name}`);
     }
   }

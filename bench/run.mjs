@@ -6,7 +6,8 @@
 //   --workloads a,b   subset of full,tiles,windows,cold
 //   --libs a,b        subset of shardfetch,shardfetch-noworkers,zarrita,zarrita-tuned; also
 //                     shardfetch-gap<N>k (shardfetch with mergeGap N KiB, to choose the default),
-//                     shardfetch-workers<N> (N decoding workers whatever the chunk size)
+//                     shardfetch-workers<N> (N decoding workers whatever the chunk size),
+//                     shardfetch-inflight<N> (maxInFlight N; shardfetch-baseline-inflight<N> too)
 //   --profile         also profile one extra run per dataset × workload × library: a CPU profile
 //                     of the main thread (top self-time functions) and a Chromium trace (busy
 //                     time of the main thread, decoding workers, network service); saved in the
@@ -107,8 +108,8 @@ function parseArgs(argv) {
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
   for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) {
-    if (l === "shardfetch-baseline" && !o.baseline) throw new Error("shardfetch-baseline needs --baseline DIR");
-    if (!LIBS.includes(l) && l !== "shardfetch-baseline" && !/^shardfetch-(gap\d+k|workers\d+)$/.test(l)) throw new Error(`unknown library ${l}`);
+    if (l.startsWith("shardfetch-baseline") && !o.baseline) throw new Error("shardfetch-baseline needs --baseline DIR");
+    if (!LIBS.includes(l) && l !== "shardfetch-baseline" && !/^shardfetch-(gap\d+k|workers\d+|(baseline-)?inflight\d+)$/.test(l)) throw new Error(`unknown library ${l}`);
   }
   return o;
 }
@@ -339,7 +340,7 @@ async function main() {
   const failures = [];
 
   /** Which library a cold page loads alone for `lib`. */
-  const pageFor = (lib) => (lib === "shardfetch-baseline" ? lib : lib.startsWith("shardfetch") ? "shardfetch" : "zarrita");
+  const pageFor = (lib) => (lib.startsWith("shardfetch-baseline") ? "shardfetch-baseline" : lib.startsWith("shardfetch") ? "shardfetch" : "zarrita");
 
   /** The benchmark page; `only` (a cold start) loads just that library. */
   async function openPage(context, only) {

@@ -141,7 +141,8 @@ export interface OpenOptions extends WasmStoreOptions {
   /**
    * Chunks of one object wanted together (a `get`, or `getChunk` calls made in the same task)
    * are read with one request when fewer than `mergeGap` bytes lie between them (default
-   * 256 KiB) and the request stays within `mergeMax` bytes (default 16 MiB).
+   * 256 KiB) and the request stays within `mergeMax` bytes (default 16 MiB). The same rules
+   * merge reads of one object waiting for a `maxInFlight` slot.
    */
   mergeGap?: number;
   mergeMax?: number;
@@ -154,7 +155,9 @@ export interface OpenOptions extends WasmStoreOptions {
   workers?: number | false;
   /**
    * Requests in flight per origin (shared by every array of that origin; the last value set
-   * applies); more wait, highest `priority` first. Default 16.
+   * applies); more wait, highest `priority` first, neighbours in one object leaving as one
+   * request. Default 16. A browser keeps at most 6 connections to an HTTP/1.1 origin and
+   * queues the rest itself, unmerged: 6 there moves that queue here.
    */
   maxInFlight?: number;
   /**

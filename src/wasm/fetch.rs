@@ -1,11 +1,13 @@
 //! `fetch` as the core's [`HttpClient`]: the platform's global `fetch` (window, worker, Node)
 //! or the caller's, with extra headers, an abort signal, and a per-origin limit on requests in
 //! flight with priorities.
-use crate::core::transport::limit::{Limiter, Permit};
+use crate::core::transport::dispatch::{Group, Spot};
+use crate::core::transport::limit::{dispatch, Limiter};
 use crate::core::transport::vecmap::VecMap;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
@@ -123,6 +125,34 @@ fn settle(p: Promise, cancel: bool) {
     });
 }
 
+/// A signal that aborts once every waiter of `group` has (where each has a signal), and the
+/// listeners that tell it (removed when dropped).
+fn all_aborted(group: &Group) -> Option<(AbortSignal, Vec<Unlink>)> {
+    let signals: Option<Vec<AbortSignal>> =
+        group.tokens().iter().map(|t| t.as_ref()?.downcast_ref::<AbortSignal>().cloned()).collect();
+    let live: Vec<AbortSignal> = signals?.into_iter().filter(|s| !s.aborted()).collect();
+    let ctl = web_sys::AbortController::new().ok()?;
+    let left = Rc::new(core::cell::Cell::new(live.len()));
+    if live.is_empty() {
+        ctl.abort();
+    }
+    let links = live
+        .into_iter()
+        .map(|s| {
+            let (left, ctl) = (left.clone(), ctl.clone());
+            let f = Closure::<dyn FnMut()>::new(move || {
+                left.set(left.get().saturating_sub(1));
+                if left.get() == 0 {
+                    ctl.abort();
+                }
+            });
+            s.add_event_listener_with_callback("abort", f.as_ref().unchecked_ref()).ok();
+            Unlink(Some((s, f)))
+        })
+        .collect();
+    Some((ctl.signal(), links))
+}
+
 /// `AbortSignal.any([a, b])`, where the platform has it.
 fn any_signal(a: &AbortSignal, b: &AbortSignal) -> Option<AbortSignal> {
     let ctor = Reflect::get(&js_sys::global(), &"AbortSignal".into()).ok()?;
@@ -197,8 +227,23 @@ pub fn limiter(url: &str) -> Rc<Limiter> {
     })
 }
 
+std::thread_local! {
+    static CLIENTS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
+/// A number of its own for each client made (its fetch and headers): only requests sent the
+/// same way are merged.
+fn next_id() -> u64 {
+    CLIENTS.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    })
+}
+
 #[derive(Clone)]
 pub struct FetchClient {
+    /// Requests are merged at dispatch only with those of the same fetch and headers.
+    id: u64,
     fetch: Function,
     this: JsValue,
     headers: Rc<Vec<(String, String)>>,
@@ -213,16 +258,16 @@ impl FetchClient {
         let g: JsValue = js_sys::global().into();
         let f = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into::<Function>().ok());
         let f = f.ok_or_else(|| Error::new(ErrorCode::Network, "this platform has no global fetch"))?;
-        Ok(FetchClient { fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None, priority: 0 })
+        Ok(FetchClient { id: next_id(), fetch: f, this: g, headers: Rc::new(Vec::new()), signal: None, priority: 0 })
     }
 
     /// A caller-supplied `fetch`.
     pub fn with_fetch(f: Function) -> FetchClient {
-        FetchClient { fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None, priority: 0 }
+        FetchClient { id: next_id(), fetch: f, this: JsValue::UNDEFINED, headers: Rc::new(Vec::new()), signal: None, priority: 0 }
     }
 
     pub fn with_headers(self, headers: Vec<(String, String)>) -> FetchClient {
-        FetchClient { headers: Rc::new(headers), ..self }
+        FetchClient { id: next_id(), headers: Rc::new(headers), ..self }
     }
 
     pub fn with_signal(&self, signal: Option<AbortSignal>) -> FetchClient {
@@ -447,7 +492,7 @@ impl Call<'_> {
                 Vec::new()
             }
         };
-        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body })
+        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body, ..Default::default() })
     }
 
     /// The body as it arrives: each piece within the stall time, the whole within `max`. A
@@ -532,16 +577,30 @@ impl Call<'_> {
 }
 
 impl FetchClient {
-    /// A slot of `limit`; with a stall time, waiting for it gives up at the request's deadline
-    /// if the origin is found stuck.
-    async fn slot<'l>(&self, limit: &'l Limiter, req: &Request<'_>) -> Result<Permit<'l>> {
-        let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
-        let Some(slot) = limit.acquire(self.priority, deadline).await else {
-            let why =
-                "no request slot of its origin came free within the retry budget: every request there is stalling";
-            return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
+    /// One request, past the origin's slot: `fetch`, the answer and its body.
+    async fn call(&self, req: &Request<'_>, limiter: &Limiter) -> Result<Response> {
+        let init = self.init(req);
+        let call = Call { client: self, req, limiter, ctl: web_sys::AbortController::new().ok() };
+        let _unlink = call.link_signal(&init);
+        let resp = call.answer(&init).await?;
+        call.response(resp).await
+    }
+
+    /// Where `req` reads, for merging with its waiting neighbours (those of this client, with
+    /// the same condition and limits).
+    fn spot(&self, req: &Request<'_>) -> Option<Spot> {
+        let (kind, value) = match &req.condition {
+            Some(Condition::IfMatch(v)) => (1, v.as_str()),
+            Some(Condition::IfUnmodifiedSince(v)) => (2, v.as_str()),
+            Some(Condition::IfRange(v)) => (3, v.as_str()),
+            None => (0, ""),
         };
-        Ok(slot)
+        let limit = req.limit.unwrap_or(u64::MAX);
+        let class = format!("{} {kind} {limit} {} {value}", self.id, req.cache == CacheMode::NoStore);
+        let signal = self.signal.clone();
+        let token = signal.clone().map(|s| Rc::new(s) as Rc<dyn core::any::Any>);
+        let alive = signal.map(|s| Box::new(move || !s.aborted()) as Box<dyn Fn() -> bool>);
+        Spot::of(req, class, alive, token)
     }
 
     /// `fetch`'s init but its signal: the method, and the headers (ours, then `Range`).
@@ -584,15 +643,38 @@ impl FetchClient {
 impl HttpClient for FetchClient {
     async fn send(&self, req: Request<'_>) -> Result<Response> {
         let limit = limiter(req.url);
-        let _slot = self.slot(&limit, &req).await?;
+        // With a stall time, waiting for a slot gives up at the request's deadline if the
+        // origin is found stuck.
+        let deadline = req.deadline.filter(|_| req.stall_ms.is_some());
+        let go = |group: Option<&Group>| {
+            // A merged request is no single caller's: it ends when all of them gave up.
+            let (req, client, links) = match group {
+                Some(g) => {
+                    let (signal, links) = all_aborted(g).unzip();
+                    let merged = Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() };
+                    (merged, self.with_signal(signal), links)
+                }
+                None => (req.clone(), self.clone(), None),
+            };
+            let limit = &limit;
+            async move {
+                let _links = links;
+                if client.is_aborted() {
+                    return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
+                }
+                client.call(&req, limit).await
+            }
+        };
+        let Some(got) = dispatch(&limit, self.priority, deadline, self.spot(&req), go).await else {
+            let why =
+                "no request slot of its origin came free within the retry budget: every request there is stalling";
+            return Err(Error::new(ErrorCode::Network, format!("{}: stalled: {why}", req.url)));
+        };
+        // (A part of a merged answer comes whether or not this caller still wants it.)
         if self.is_aborted() {
             return Err(Error::new(ErrorCode::Aborted, format!("{}: aborted", req.url)));
         }
-        let init = self.init(&req);
-        let call = Call { client: self, req: &req, limiter: &limit, ctl: web_sys::AbortController::new().ok() };
-        let _unlink = call.link_signal(&init);
-        let resp = call.answer(&init).await?;
-        call.response(resp).await
+        got
     }
 
     async fn sleep(&self, ms: f64) {

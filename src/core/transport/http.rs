@@ -3,6 +3,7 @@
 //! The binding layer implements [`HttpClient`] with `fetch`; tests implement it in memory.
 use crate::core::error::{Error, ErrorCode, Result};
 use alloc::format;
+use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -36,12 +37,15 @@ pub struct Request<'a> {
     pub condition: Option<Condition>,
     /// What the platform's HTTP cache may do with it.
     pub cache: CacheMode,
+    /// The `mergeGap` and `mergeMax` by which a client may merge this ranged request with its
+    /// neighbours waiting for a slot (see `dispatch`); `None`: sent alone.
+    pub merge: Option<(u64, u64)>,
 }
 
 impl<'a> Request<'a> {
     /// A request with nothing but its method, URL and `Range` (tests, probes).
     pub fn new(method: Method, url: &'a str, range: Option<String>) -> Self {
-        Request { method, url, range, limit: None, asked: None, stall_ms: None, deadline: None, condition: None, cache: CacheMode::NoStore }
+        Request { method, url, range, limit: None, asked: None, stall_ms: None, deadline: None, condition: None, cache: CacheMode::NoStore, merge: None }
     }
 }
 
@@ -80,6 +84,29 @@ pub struct Response {
     pub etag: Option<String>,
     pub last_modified: Option<String>,
     pub body: Vec<u8>,
+    /// A waiter's part of an answer another request received (merged at dispatch): its request
+    /// and bytes are that one's, not counted again.
+    pub shared: bool,
+    /// The whole answer of a request merged at dispatch, of which this is the part of the
+    /// request it was sent for: (its offset, its bytes), whose gaps its transport may keep.
+    pub held: Option<(u64, Rc<Vec<u8>>)>,
+}
+
+impl Response {
+    /// The status and headers, without the body.
+    pub fn clone_head(&self) -> Response {
+        Response {
+            status: self.status,
+            content_range: self.content_range.clone(),
+            content_length: self.content_length,
+            retry_after: self.retry_after.clone(),
+            etag: self.etag.clone(),
+            last_modified: self.last_modified.clone(),
+            body: Vec::new(),
+            shared: self.shared,
+            held: None,
+        }
+    }
 }
 
 /// One HTTP exchange, and what retrying needs of the platform (the core has no clock or

@@ -1,19 +1,27 @@
 //! A limit on requests in flight with priorities: when the limit is reached, waiting requests
 //! start highest priority first (then in arrival order). Browsers fail thousands of concurrent
 //! fetches, and their own queue is first come, first served: a viewer's visible tiles should
-//! not wait behind tiles that scrolled away.
+//! not wait behind tiles that scrolled away. A waiting ranged request may carry a [`Spot`]:
+//! when a slot frees, the request granted it takes its waiting neighbours in the same object
+//! along ([`super::dispatch`]).
+use super::dispatch::{Group, Spot};
+use super::http::Response;
+use crate::core::error::Result;
 use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use core::cmp::Reverse;
-use core::future::poll_fn;
+use core::future::{poll_fn, Future};
 use core::task::{Poll, Waker};
 
 enum Ticket {
     /// Waiting, until a slot comes free — or, past its deadline, until the origin is found
     /// stuck ([`Limiter::note_stall`]).
     Waiting(Option<Waker>, Option<f64>),
-    Granted,
+    /// A slot, with the waiting neighbours merged into its request, if any.
+    Granted(Option<Rc<Group>>),
+    /// Taken along by another waiter's request: its answer carries this one's bytes.
+    Joined(Rc<Group>, usize),
     /// Given up: past its deadline, while every request in flight was stalling.
     Expired,
 }
@@ -22,23 +30,26 @@ type Key = (Reverse<i64>, u64);
 
 /// Waiting requests by (priority, arrival), kept sorted with the next one last (a vector: a
 /// `BTreeMap` instance costs more module than this queue ever costs time).
+/// A waiting request: its place, its ticket, where it reads (if it may be merged).
+type Waiter = (Key, Rc<RefCell<Ticket>>, Option<Rc<Spot>>);
+
 #[derive(Default)]
-struct Queue(Vec<(Key, Rc<RefCell<Ticket>>)>);
+struct Queue(Vec<Waiter>);
 
 impl Queue {
-    fn insert(&mut self, key: Key, t: Rc<RefCell<Ticket>>) {
-        let at = self.0.partition_point(|(k, _)| *k > key);
-        self.0.insert(at, (key, t));
+    fn insert(&mut self, key: Key, t: Rc<RefCell<Ticket>>, spot: Option<Rc<Spot>>) {
+        let at = self.0.partition_point(|(k, ..)| *k > key);
+        self.0.insert(at, (key, t, spot));
     }
     fn remove(&mut self, key: &Key) -> Option<Rc<RefCell<Ticket>>> {
-        let at = self.0.partition_point(|(k, _)| k > key);
-        self.0.get(at).is_some_and(|(k, _)| k == key).then(|| self.0.remove(at).1)
+        let at = self.0.partition_point(|(k, ..)| k > key);
+        self.0.get(at).is_some_and(|(k, ..)| k == key).then(|| self.0.remove(at).1)
     }
-    fn pop_first(&mut self) -> Option<(Key, Rc<RefCell<Ticket>>)> {
+    fn pop_first(&mut self) -> Option<Waiter> {
         self.0.pop()
     }
     fn retain(&mut self, mut keep: impl FnMut(&Key, &Rc<RefCell<Ticket>>) -> bool) {
-        self.0.retain(|(k, t)| keep(k, t));
+        self.0.retain(|(k, t, _)| keep(k, t));
     }
     fn len(&self) -> usize {
         self.0.len()
@@ -56,6 +67,15 @@ pub struct Limiter {
     /// When a request of this origin last received something (an answer, body bytes).
     progress: Cell<Option<f64>>,
 }
+
+/// What waiting for a slot gave: the slot (and the group its request serves, if it took
+/// waiting neighbours along), or a place in another request's group.
+pub enum Slot<'a> {
+    Go(Permit<'a>, Option<Lead>),
+    Joined(Rc<Group>, usize),
+}
+
+pub use super::dispatch::Lead;
 
 /// A slot in flight; dropping it lets the next waiting request start.
 pub struct Permit<'a> {
@@ -82,10 +102,18 @@ impl Drop for Waiting<'_> {
         if self.done {
             return;
         }
-        match *self.ticket.borrow() {
-            Ticket::Granted => self.owner.release(),
+        let ticket = self.ticket.borrow();
+        match &*ticket {
+            Ticket::Granted(group) => {
+                // Those taken along learn that nobody sends their request: they queue again.
+                if let Some(g) = group {
+                    g.abandon();
+                }
+                drop(ticket);
+                self.owner.release()
+            }
             Ticket::Waiting(..) => drop(self.owner.queue.borrow_mut().remove(&self.key)),
-            Ticket::Expired => {}
+            Ticket::Expired | Ticket::Joined(..) => {}
         }
     }
 }
@@ -142,19 +170,30 @@ impl Limiter {
     /// Wait for a slot; higher `priority` goes first. `None`: given up past `deadline` (the
     /// client's clock) because the origin was stuck (see [`Limiter::note_stall`]).
     pub async fn acquire(&self, priority: i64, deadline: Option<f64>) -> Option<Permit<'_>> {
+        match self.acquire_at(priority, deadline, None).await? {
+            Slot::Go(p, _) => Some(p),
+            // (Not taken along without a spot.)
+            Slot::Joined(..) => None,
+        }
+    }
+
+    /// [`acquire`](Self::acquire) for a ranged request at `spot`: granted a slot, it may take
+    /// waiting neighbours along (the group its request serves); waiting, it may be taken along.
+    pub async fn acquire_at(&self, priority: i64, deadline: Option<f64>, spot: Option<Rc<Spot>>) -> Option<Slot<'_>> {
         if self.inflight.get() < self.max.get() && self.queue.borrow().is_empty() {
             self.inflight.set(self.inflight.get() + 1);
-            return Some(Permit { owner: self });
+            return Some(Slot::Go(Permit { owner: self }, None));
         }
         let seq = self.seq.get();
         self.seq.set(seq + 1);
         let key = (Reverse(priority), seq);
         let ticket = Rc::new(RefCell::new(Ticket::Waiting(None, deadline)));
-        self.queue.borrow_mut().insert(key, ticket.clone());
+        self.queue.borrow_mut().insert(key, ticket.clone(), spot);
         let mut waiting = Waiting { owner: self, key, ticket, done: false };
-        let granted = poll_fn(|cx| match &mut *waiting.ticket.borrow_mut() {
-            Ticket::Granted => Poll::Ready(true),
-            Ticket::Expired => Poll::Ready(false),
+        let got = poll_fn(|cx| match &mut *waiting.ticket.borrow_mut() {
+            Ticket::Granted(g) => Poll::Ready(Some(Ok(g.clone()))),
+            Ticket::Joined(g, k) => Poll::Ready(Some(Err((g.clone(), *k)))),
+            Ticket::Expired => Poll::Ready(None),
             Ticket::Waiting(w, _) => {
                 *w = Some(cx.waker().clone());
                 Poll::Pending
@@ -162,11 +201,10 @@ impl Limiter {
         })
         .await;
         waiting.done = true;
-        // (Not `then_some`: a Permit built and dropped would hand on a slot it never held.)
-        if granted {
-            Some(Permit { owner: self })
-        } else {
-            None
+        // (A Permit is built only here: one built and dropped would hand on a slot it never held.)
+        match got? {
+            Ok(group) => Some(Slot::Go(Permit { owner: self }, group.map(Lead::new))),
+            Err((group, k)) => Some(Slot::Joined(group, k)),
         }
     }
 
@@ -177,15 +215,88 @@ impl Limiter {
         }
     }
 
-    /// Start the best waiting request, if any.
+    /// Start the best waiting request, if any, with the waiting neighbours it takes along.
     fn grant_next(&self) -> bool {
-        let Some((_, ticket)) = self.queue.borrow_mut().pop_first() else { return false };
+        let Some((_, ticket, spot)) = self.queue.borrow_mut().pop_first() else { return false };
         self.inflight.set(self.inflight.get() + 1);
-        let old = core::mem::replace(&mut *ticket.borrow_mut(), Ticket::Granted);
+        let group = spot.and_then(|s| self.gather(&s));
+        let old = core::mem::replace(&mut *ticket.borrow_mut(), Ticket::Granted(group));
         if let Ticket::Waiting(Some(w), _) = old {
             w.wake();
         }
         true
+    }
+
+    /// The waiting requests that `lead`'s request takes along (near it in its object, by its
+    /// gap and cap), taken out of the queue; `None` when there are none.
+    fn gather(&self, lead: &Spot) -> Option<Rc<Group>> {
+        if !lead.alive() {
+            return None;
+        }
+        let mut q = self.queue.borrow_mut();
+        let near: Vec<usize> = (0..q.0.len())
+            .filter(|&i| q.0[i].2.as_ref().is_some_and(|s| s.joins(lead) && matches!(*q.0[i].1.borrow(), Ticket::Waiting(..))))
+            .collect();
+        if near.is_empty() {
+            return None;
+        }
+        let spans: Vec<(u64, u64)> = core::iter::once(lead.span())
+            .chain(near.iter().filter_map(|&i| q.0[i].2.as_ref().map(|s| s.span())))
+            .collect();
+        let run = super::coalesce::coalesce(&spans, lead.gap, lead.max, &|_, _| true)
+            .into_iter()
+            .find(|r| r.members.iter().any(|m| m.0 == 0))?;
+        if run.members.len() < 2 {
+            return None;
+        }
+        // The lead first; those taken along in their order in the queue.
+        let mut taken = alloc::vec![false; spans.len()];
+        run.members.iter().for_each(|m| taken[m.0] = true);
+        let members: Vec<usize> = (0..spans.len()).filter(|&m| taken[m]).collect();
+        let parts = members.iter().map(|&m| spans[m]).collect();
+        let token = |m: usize| if m == 0 { lead.token() } else { q.0[near[m - 1]].2.as_ref().and_then(|s| s.token()) };
+        let tokens = members.iter().map(|&m| token(m)).collect();
+        let group = Rc::new(Group::new(run.offset, run.len, parts, tokens));
+        // Out of the queue from the back, so that the indexes stay good.
+        for (k, &m) in members.iter().enumerate().skip(1).rev() {
+            let (_, t, _) = q.0.remove(near[m - 1]);
+            let old = core::mem::replace(&mut *t.borrow_mut(), Ticket::Joined(group.clone(), k));
+            if let Ticket::Waiting(Some(w), _) = old {
+                w.wake();
+            }
+        }
+        Some(group)
+    }
+}
+
+/// One request through the origin's `limit` with merging: `go(None)` sends the request as it
+/// is, `go(Some(group))` the group's merged range (a request no single caller's abort ends).
+/// `None`: no slot came free before `deadline` (see [`Limiter::note_stall`]).
+pub async fn dispatch<F, Fut>(
+    limit: &Limiter,
+    priority: i64,
+    deadline: Option<f64>,
+    spot: Option<Spot>,
+    go: F,
+) -> Option<Result<Response>>
+where
+    F: Fn(Option<&Group>) -> Fut,
+    Fut: Future<Output = Result<Response>>,
+{
+    let spot = spot.map(Rc::new);
+    loop {
+        match limit.acquire_at(priority, deadline, spot.clone()).await? {
+            Slot::Go(_permit, None) => return Some(go(None).await),
+            Slot::Go(_permit, Some(lead)) => {
+                let r = go(Some(lead.group())).await;
+                return Some(lead.finish(r));
+            }
+            Slot::Joined(group, k) => {
+                if let Some(r) = group.wait(k).await {
+                    return Some(r);
+                }
+            }
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! Transport: the bytes of HTTP objects. The [`HttpClient`] seam; byte ranges and the fallbacks
 //! real servers need ([`fallback`]); retries ([`retry`]); in-flight sharing ([`dedup`]);
 //! coalescing of spans wanted together ([`spans`], [`coalesce`]); the request limiter and the
-//! budget of bytes in flight ([`limit`]); the byte-bounded cache ([`cache`]) and what holds whole
-//! objects ([`wholes`]); the version of every object read ([`versions`]): everything cached is
-//! stamped with it and served only while it holds; counters. Knows nothing of what the objects
-//! hold: no store kind, no format.
+//! budget of bytes in flight ([`limit`]), requests waiting there merged ([`dispatch`]); the
+//! byte-bounded cache ([`cache`]) and what holds whole objects ([`wholes`]); the version of
+//! every object read ([`versions`]): everything cached is stamped with it and served only while
+//! it holds; counters. Knows nothing of what the objects hold: no store kind, no format.
 //!
 //! May import: `error`, `nd`, `json`, `zstd`, `crc`, `urls`, `bytes`.
 //!
@@ -14,6 +14,7 @@ pub mod cache;
 pub mod coalesce;
 mod config;
 pub mod dedup;
+pub mod dispatch;
 mod fallback;
 pub mod http;
 pub mod limit;

@@ -43,6 +43,12 @@ impl Transport {
             return Err(short(url, &format!("a partial answer of {n} bytes to a request for {a}")));
         }
         self.observe(c, url, method, &r, range_text.as_deref())?;
+        // A request merged at dispatch brought its neighbours' bytes and those between: kept,
+        // as a merged read's are.
+        let mut r = r;
+        if let Some((at, bytes)) = r.held.take() {
+            self.hold_merged(url, at, bytes, self.stamp(url, false));
+        }
         Ok(r)
     }
 
@@ -127,6 +133,11 @@ impl Transport {
     ) -> Result<Response> {
         let policy = self.config.retry;
         let start = c.now();
+        // A range of known bytes may share a request with its neighbours waiting for a slot;
+        // a hint (sent once) and a suffix go alone.
+        let explicit = range.as_deref().is_some_and(|r| !r.starts_with("bytes=-"));
+        let merge_max = self.config.merge_max.min(self.config.max_body);
+        let merge = (method == Method::Get && explicit && !once).then_some((self.config.merge_gap, merge_max));
         let mut attempt = 0u32;
         loop {
             if c.is_aborted() {
@@ -137,13 +148,16 @@ impl Transport {
             // range or a HEAD never does (see `CacheMode`).
             let cache = if method == Method::Get && range.is_none() { CacheMode::Revalidate } else { CacheMode::NoStore };
             let condition = condition.clone();
-            let req = Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline, condition, cache };
+            let req = Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline, condition, cache, merge };
             let got = c.send(req).await.map_err(|e| e.at(url));
             if let Ok(r) = &got {
-                self.count(|s| {
-                    s.requests += 1;
-                    s.bytes += r.body.len() as u64;
-                });
+                // (A part of another request's answer: counted with that one.)
+                if !r.shared {
+                    self.count(|s| {
+                        s.requests += 1;
+                        s.bytes += r.body.len() as u64;
+                    });
+                }
             } else {
                 self.count(|s| s.requests += 1);
             }

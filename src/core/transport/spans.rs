@@ -162,7 +162,7 @@ impl Transport {
 
     /// Hold the answer to a merged read (`bytes` from `offset`, read under `stamp`) whose gaps
     /// hold bytes nobody asked for yet: a later read inside it needs no request.
-    fn hold_merged(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>, stamp: u64) {
+    pub(super) fn hold_merged(&self, url: &str, offset: u64, bytes: Rc<Vec<u8>>, stamp: u64) {
         let n = bytes.len();
         self.put((url.to_string(), Slot::Held(offset)), Entry::Held(bytes), stamp, false, n);
     }
