@@ -109,7 +109,7 @@ export class Pool {
   /** Grow to at least `n` workers. */
   grow(n: number): void {
     this.#want = Math.max(this.#want, n);
-    if (this.#growing || this.#slots.length >= this.#want) return;
+    if (this.broken || this.#growing || this.#slots.length >= this.#want) return;
     this.#growing = true;
     setTimeout(() => {
       this.#growing = false;
@@ -180,8 +180,11 @@ export class Pool {
   /** Send what this task handed over: groups of chunks to the least busy ready workers. */
   #send(): void {
     const queued = this.#queued;
-    this.#queued = new Map();
     const ready = this.#slots.filter((s) => s.ready);
+    // None ready (each replaced since the caller saw one, its successor still starting): the
+    // chunks wait for the first to say it is ready.
+    if (ready.length === 0) return;
+    this.#queued = new Map();
     for (const [key, { docs, items }] of queued) {
       // Spread over the workers, in groups of at most GROUP chunks.
       const groups = Math.max(Math.min(ready.length, items.length), Math.ceil(items.length / GROUP));
@@ -206,6 +209,7 @@ export class Pool {
     if (typeof m.memory === "number") slot.memory = m.memory;
     if (m.ready) {
       slot.ready = true;
+      if (this.#queued.size > 0) this.#send();
       return;
     }
     for (const r of m.results ?? []) {
@@ -278,10 +282,21 @@ export class Pool {
     this.broken = true;
     slot.ready = false;
     slot.worker?.terminate();
+    const at = this.#slots.indexOf(slot);
+    if (at >= 0) this.#slots.splice(at, 1);
     for (const id of slot.jobs) {
       this.#waiting.get(id)?.reject({ code: "Internal", message: `decoding worker: ${message}` });
       this.#waiting.delete(id);
     }
     slot.jobs.clear();
+    // Chunks waiting for a worker to be ready, with none left that will be: they fail too.
+    if (this.#slots.length > 0) return;
+    for (const { items } of this.#queued.values()) {
+      for (const it of items) {
+        this.#waiting.get(it.id)?.reject({ code: "Internal", message: `decoding worker: ${message}` });
+        this.#waiting.delete(it.id);
+      }
+    }
+    this.#queued.clear();
   }
 }

@@ -249,6 +249,25 @@ test("a decoding worker whose memory grew past workerMemoryBytes is replaced onc
   assert.ok(checks > 2);
 });
 
+test("workers replaced between a read taking the pool and handing it chunks: every read settles with its values", { timeout: 240_000 }, async () => {
+  // A 1-byte bound replaces each worker after every answer, so reads under way often find no
+  // worker ready when their chunks arrive (a read hung there once: no worker ready, its chunks
+  // dropped).
+  await api.initialize({ memoryBudget: 256 * 2 ** 20, workerMemoryBytes: 1 });
+  const arrays = await Promise.all(CASES.map((c) => api.openArray(`${fx}/${c.path}`, { workers: 2 })));
+  let checks = 0;
+  for (let round = 0; round < 25; round++) {
+    const counts = await Promise.all(arrays.map((a, k) => readAll(a, CASES[k])));
+    checks += counts.reduce((x, y) => x + y, 0);
+  }
+  const m = api.memoryStats();
+  console.log(`# racing replacements: ${checks} checks, ${m.workersRecycled} workers replaced, ${arrays.map((a) => a.stats().workerJobs).join(" + ")} chunks in workers`);
+  assert.ok(arrays.some((a) => a.stats().workerJobs > 0), "workers decoded");
+  assert.ok(m.workersRecycled >= 4, JSON.stringify(m));
+  for (const a of arrays) a.close();
+  await api.initialize({ workerMemoryBytes: 64 * 2 ** 20 });
+});
+
 test("Chromium: Web Workers past workerMemoryBytes are replaced, the budget holds across arrays, memoryStats reports both; values right", async () => {
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
   try {
