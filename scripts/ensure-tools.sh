@@ -54,6 +54,19 @@ if ! command -v node >/dev/null 2>&1; then
   say "ERROR: node not found (Node >= 20 is required)"; exit 1
 fi
 
+# `npm ci` in a test app kept apart from the package's dev dependencies (`$1`), when its lock
+# changed or `$1/node_modules/$2` is missing.
+npm_ci_apart() {
+  local stamp=$1/node_modules/.package-lock.json
+  if [ ! -f "$stamp" ] || [ "$1/package-lock.json" -nt "$stamp" ] || [ ! -e "$1/node_modules/$2" ]; then
+    say "npm ci ($1)"
+    npm ci --prefix "$1" --no-audit --no-fund </dev/null
+    touch "$stamp"
+  else
+    say "$1/node_modules: up to date"
+  fi
+}
+
 packages_and_python() {
   # 3. Debian packages: Chromium + chromedriver (browser tests); clang + llvm (llvm-ar) to compile
   #    the C zstd (feature zstd-c) for wasm32 (gcc covers the native build).
@@ -140,54 +153,19 @@ npm_packages() {
 
   # 4b. The bundlers of the smoke tests (tests/bundlers: Vite, webpack 5, esbuild), kept apart
   #     from the package's own dev dependencies.
-  bstamp=tests/bundlers/node_modules/.package-lock.json
-  if [ ! -f "$bstamp" ] || [ tests/bundlers/package-lock.json -nt "$bstamp" ] || [ ! -x tests/bundlers/node_modules/.bin/vite ]; then
-    say "npm ci (tests/bundlers)"
-    npm ci --prefix tests/bundlers --no-audit --no-fund </dev/null
-    touch "$bstamp"
-  else
-    say "tests/bundlers/node_modules: up to date"
-  fi
+  npm_ci_apart tests/bundlers .bin/vite
 
   # 4c. Viv and deck.gl for the Viv rendering test (tests/viv), kept apart as well.
-  vstamp=tests/viv/node_modules/.package-lock.json
-  if [ ! -f "$vstamp" ] || [ tests/viv/package-lock.json -nt "$vstamp" ] || [ ! -d tests/viv/node_modules/@vivjs/layers ]; then
-    say "npm ci (tests/viv)"
-    npm ci --prefix tests/viv --no-audit --no-fund </dev/null
-    touch "$vstamp"
-  else
-    say "tests/viv/node_modules: up to date"
-  fi
+  npm_ci_apart tests/viv @vivjs/layers
 
   # 4d. MapLibre GL JS (and maplibre-cog-protocol, its COG path) for tests/maplibre, apart too.
-  mstamp=tests/maplibre/node_modules/.package-lock.json
-  if [ ! -f "$mstamp" ] || [ tests/maplibre/package-lock.json -nt "$mstamp" ] || [ ! -d tests/maplibre/node_modules/maplibre-gl ]; then
-    say "npm ci (tests/maplibre)"
-    npm ci --prefix tests/maplibre --no-audit --no-fund </dev/null
-    touch "$mstamp"
-  else
-    say "tests/maplibre/node_modules: up to date"
-  fi
+  npm_ci_apart tests/maplibre maplibre-gl
 
   # 4e. OpenLayers (and geotiff.js, its GeoTIFF source's reader) for tests/ol, kept apart as well.
-  ostamp=tests/ol/node_modules/.package-lock.json
-  if [ ! -f "$ostamp" ] || [ tests/ol/package-lock.json -nt "$ostamp" ] || [ ! -d tests/ol/node_modules/ol ]; then
-    say "npm ci (tests/ol)"
-    npm ci --prefix tests/ol --no-audit --no-fund </dev/null
-    touch "$ostamp"
-  else
-    say "tests/ol/node_modules: up to date"
-  fi
+  npm_ci_apart tests/ol ol
 
   # 4f. h5web (@h5web/app, React) for the h5web rendering test (tests/h5web), kept apart as well.
-  hstamp=tests/h5web/node_modules/.package-lock.json
-  if [ ! -f "$hstamp" ] || [ tests/h5web/package-lock.json -nt "$hstamp" ] || [ ! -d tests/h5web/node_modules/@h5web/app ]; then
-    say "npm ci (tests/h5web)"
-    npm ci --prefix tests/h5web --no-audit --no-fund </dev/null
-    touch "$hstamp"
-  else
-    say "tests/h5web/node_modules: up to date"
-  fi
+  npm_ci_apart tests/h5web @h5web/app
 
 }
 
