@@ -7,10 +7,9 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { startServer } from "../server.mjs";
+import { bundleApp } from "./app-bundle.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 import { decodePng } from "./png.mjs";
 
@@ -285,18 +284,7 @@ async function chromium() {
   const { chromium: pw } = await import("playwright-core");
   assert.ok(fs.existsSync(path.join(app, "node_modules/@h5web/app")), "tests/h5web dependencies (scripts/ensure-tools.sh)");
   // `shardfetch` as an installed package (node_modules/shardfetch → pkg/), bundled with h5web.
-  const link = path.join(app, "node_modules/shardfetch");
-  fs.rmSync(link, { recursive: true, force: true });
-  fs.symlinkSync(path.relative(path.dirname(link), path.join(root, "pkg")), link, "dir");
-  fs.rmSync(dist, { recursive: true, force: true });
-  await promisify(execFile)(
-    path.join(app, "node_modules/.bin/esbuild"),
-    ["app.js", "--bundle", "--format=esm", "--minify", "--outdir=dist", "--define:process.env.NODE_ENV=\"production\"", "--log-level=warning"],
-    { cwd: app },
-  );
-  for (const f of ["worker.js", "warm.js"]) fs.copyFileSync(path.join(link, f), path.join(dist, f));
-  fs.cpSync(path.join(link, "wasm"), path.join(dist, "wasm"), { recursive: true });
-  fs.copyFileSync(path.join(app, "index.html"), path.join(dist, "index.html"));
+  await bundleApp(app, root, { esbuild: ["--minify", "--define:process.env.NODE_ENV=\"production\""] });
   browser = await pw.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--force-color-profile=srgb"], headless: true });
   return browser;
 }

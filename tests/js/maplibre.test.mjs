@@ -6,12 +6,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import zlib from "node:zlib";
 import { chromium } from "playwright-core";
 import { startServer } from "../server.mjs";
+import { bundleApp } from "./app-bundle.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 import { decodePng } from "./png.mjs";
 
@@ -141,16 +140,8 @@ let built = false;
 async function buildApp() {
   if (built) return;
   assert.ok(fs.existsSync(path.join(app, "node_modules/maplibre-gl")), "tests/maplibre dependencies (scripts/ensure-tools.sh)");
-  const link = path.join(app, "node_modules/shardfetch");
-  fs.rmSync(link, { recursive: true, force: true });
-  fs.symlinkSync(path.relative(path.dirname(link), path.join(root, "pkg")), link, "dir");
-  fs.rmSync(dist, { recursive: true, force: true });
-  await promisify(execFile)(path.join(app, "node_modules/.bin/esbuild"), ["app.js", "--bundle", "--format=esm", "--outdir=dist", "--log-level=warning"], { cwd: app });
-  for (const f of ["worker.js", "warm.js"]) fs.copyFileSync(path.join(link, f), path.join(dist, f));
-  fs.cpSync(path.join(link, "wasm"), path.join(dist, "wasm"), { recursive: true });
   // MapLibre starts its worker from beside its module (import.meta.url: the bundle).
-  for (const f of ["maplibre-gl-worker.mjs", "maplibre-gl.css"]) fs.copyFileSync(path.join(app, "node_modules/maplibre-gl/dist", f), path.join(dist, f));
-  fs.copyFileSync(path.join(app, "index.html"), path.join(dist, "index.html"));
+  await bundleApp(app, root, { assets: ["maplibre-gl-worker.mjs", "maplibre-gl.css"].map((f) => `node_modules/maplibre-gl/dist/${f}`) });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--force-color-profile=srgb"], headless: true });
   built = true;
 }

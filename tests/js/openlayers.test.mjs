@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { startServer } from "../server.mjs";
+import { bundleApp } from "./app-bundle.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "./chromium.mjs";
 import { decodePng } from "./png.mjs";
 
@@ -39,14 +40,7 @@ before(async () => {
   assert.ok(fs.existsSync(path.join(app, "node_modules/ol/package.json")), "tests/ol dependencies (scripts/ensure-tools.sh)");
   // `shardfetch` as an installed package (node_modules/shardfetch → pkg/), bundled with ol;
   // symlinks kept, so that pkg/openlayers.js finds the app's `ol` (one instance of it).
-  const link = path.join(app, "node_modules/shardfetch");
-  fs.rmSync(link, { recursive: true, force: true });
-  fs.symlinkSync(path.relative(path.dirname(link), path.join(root, "pkg")), link, "dir");
-  fs.rmSync(dist, { recursive: true, force: true });
-  await promisify(execFile)(path.join(app, "node_modules/.bin/esbuild"), ["app.js", "--bundle", "--format=esm", "--outdir=dist", "--preserve-symlinks", "--log-level=warning"], { cwd: app });
-  for (const f of ["worker.js", "warm.js"]) fs.copyFileSync(path.join(link, f), path.join(dist, f));
-  fs.cpSync(path.join(link, "wasm"), path.join(dist, "wasm"), { recursive: true });
-  fs.copyFileSync(path.join(app, "index.html"), path.join(dist, "index.html"));
+  await bundleApp(app, root, { esbuild: ["--preserve-symlinks"] });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--force-color-profile=srgb"], headless: true });
   page = await startServer({ root: { "/app": dist } });
   data = await startServer({ root: { "/fixtures": fixtures } });
