@@ -227,11 +227,7 @@ export class Pool {
 
   /** An idle worker whose memory grew past the bound: a new one takes its place (memory given back). */
   #recycle(slot: Slot): void {
-    const at = this.#slots.indexOf(slot);
-    if (at < 0) return;
-    this.#slots.splice(at, 1);
-    slot.ready = false;
-    slot.worker?.terminate();
+    if (!this.#drop(slot, "replaced")) return;
     this.recycled++;
     this.grow(this.#want);
   }
@@ -249,18 +245,24 @@ export class Pool {
    * worker takes its place, as the page's own instance is replaced (module.ts).
    */
   #replace(slot: Slot): void {
+    if (!this.#drop(slot, "replaced after its module stopped on a bug")) return;
+    this.replaced++;
+    this.grow(this.#want);
+  }
+
+  /** `slot` out of the pool, its worker ended, what it still had failed with `Internal`; false when it was out already. */
+  #drop(slot: Slot, why: string): boolean {
     const at = this.#slots.indexOf(slot);
-    if (at < 0) return;
+    if (at < 0) return false;
     this.#slots.splice(at, 1);
     slot.ready = false;
     slot.worker?.terminate();
     for (const id of slot.jobs) {
-      this.#waiting.get(id)?.reject({ code: "Internal", message: "decoding worker: replaced after its module stopped on a bug" });
+      this.#waiting.get(id)?.reject({ code: "Internal", message: `decoding worker: ${why}` });
       this.#waiting.delete(id);
     }
     slot.jobs.clear();
-    this.replaced++;
-    this.grow(this.#want);
+    return true;
   }
 
   /** Workers replaced after a trap (tests). */
@@ -280,15 +282,7 @@ export class Pool {
     // A worker that cannot load or crashes: its jobs fail, and the pool stops being used
     // (arrays decode on their own thread from then on) rather than respawning in a loop.
     this.broken = true;
-    slot.ready = false;
-    slot.worker?.terminate();
-    const at = this.#slots.indexOf(slot);
-    if (at >= 0) this.#slots.splice(at, 1);
-    for (const id of slot.jobs) {
-      this.#waiting.get(id)?.reject({ code: "Internal", message: `decoding worker: ${message}` });
-      this.#waiting.delete(id);
-    }
-    slot.jobs.clear();
+    this.#drop(slot, message);
     // Chunks waiting for a worker to be ready, with none left that will be: they fail too.
     if (this.#slots.length > 0) return;
     for (const { items } of this.#queued.values()) {
