@@ -16,6 +16,7 @@
 //                     answer, bodies sharing MBPS Mbit/s) or loopback (default 40:200,loopback)
 //   --inflight N      tile reads in flight in the tile sweep (default 16, as bench/run.mjs)
 //   --out FILE        results file (default bench/results/<date>-tiff.json; never overwritten)
+//   --pkg DIR         the shardfetch package to measure (default pkg/; an A/B: another build's)
 //   --no-save         print only
 //
 // Workloads, each in a fresh browser context (no HTTP cache, no compiled code, no pool), timed
@@ -74,6 +75,7 @@ function parseArgs(argv) {
     else if (a === "--inflight") o.inflight = Number(next());
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
+    else if (a === "--pkg") o.pkg = path.resolve(next());
     else throw new Error(`unknown argument ${a} (see the header of bench/tiff.mjs)`);
   }
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
@@ -162,8 +164,7 @@ function ensureGeotiffBundle() {
 }
 
 /** pkg/ copied aside, so that a rebuild during the run does not mix two builds. */
-function snapshotPkg() {
-  const src = path.join(repo, "pkg");
+function snapshotPkg(src = path.join(repo, "pkg")) {
   if (!fs.existsSync(path.join(src, "index.js"))) throw new Error("pkg/index.js missing: build shardfetch first (npm run build)");
   const dst = path.join(buildDir, "tiff-pkg");
   fs.rmSync(dst, { recursive: true, force: true });
@@ -180,7 +181,7 @@ async function main() {
   const t0 = Date.now();
   ensureData();
   const geotiffVersions = ensureGeotiffBundle();
-  const pkg = snapshotPkg();
+  const pkg = snapshotPkg(opt.pkg);
   // The checkout measured ("+dirty": tracked files differ), taken with the snapshot (pkg/ may
   // be rebuilt meanwhile).
   const built = commit();

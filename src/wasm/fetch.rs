@@ -4,6 +4,7 @@
 use crate::core::transport::dispatch::{Group, Spot};
 use crate::core::transport::limit::{dispatch, Limiter};
 use crate::core::transport::vecmap::VecMap;
+use crate::core::transport::http::Early;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
@@ -483,7 +484,16 @@ impl Call<'_> {
         let body = match (self.req.method, resp.body()) {
             (Method::Get, Some(stream)) => {
                 let known = content_length.or(self.req.asked.filter(|_| status == 206));
-                self.read_body(&stream, known, status, max_body).await?
+                // (Only what a progress needs to judge the answer.)
+                let head = self.req.progress.0.map(|_| Response {
+                    status,
+                    content_range: content_range.clone(),
+                    content_length,
+                    etag: etag.clone(),
+                    last_modified: last_modified.clone(),
+                    ..Default::default()
+                });
+                self.read_body(&stream, known, status, max_body, head.as_ref()).await?
             }
             (Method::Get, None) => Vec::new(),
             // (A body a custom fetch gives a HEAD answer is not wanted.)
@@ -506,6 +516,7 @@ impl Call<'_> {
         known: Option<u64>,
         status: u16,
         max: Option<u64>,
+        head: Option<&Response>,
     ) -> Result<Vec<u8>> {
         let mut reader = BodyReader::new(stream, known.is_some());
         let mut body: Vec<u8> = Vec::new();
@@ -528,6 +539,9 @@ impl Call<'_> {
             total += n;
             if known.is_some() {
                 self.append(&mut body, &chunk, n)?;
+                if let (Some(p), Some(head)) = (self.req.progress.0, head) {
+                    p.arrived(head, &body);
+                }
             } else {
                 pieces.push(chunk);
             }
@@ -651,7 +665,8 @@ impl HttpClient for FetchClient {
             let (req, client, links) = match group {
                 Some(g) => {
                     let (signal, links) = all_aborted(g).unzip();
-                    let merged = Request { range: Some(g.range()), asked: Some(g.len), ..req.clone() };
+                    // (Its body is the group's, not this request's: no progress of it.)
+                    let merged = Request { range: Some(g.range()), asked: Some(g.len), progress: Early(None), ..req.clone() };
                     (merged, self.with_signal(signal), links)
                 }
                 None => (req.clone(), self.clone(), None),

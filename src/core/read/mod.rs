@@ -612,7 +612,10 @@ impl Array {
         let mut stopped: Option<Error> = None;
         let r = self
             .store
-            .read_spans(c, &wanted, |k, got| {
+            // A region's chunks decoded as they arrive (its result waits for all of them);
+            // chunks asked for one by one come as their read ends: handed out early, they would
+            // make a caller keeping a few in flight ask for the next ones one at a time.
+            .read_spans(c, &wanted, plan.region.is_some(), |k, got| {
                 seen[k] = true;
                 let (i, url) = (owner[k], &wanted[k].0);
                 let got = match got {

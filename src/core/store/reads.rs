@@ -224,17 +224,19 @@ impl Store {
     }
 
     /// Read many spans (`ByteRange::Range` or `Full`) of keys with as few requests as possible,
-    /// handing each to `each` as its bytes arrive (`None`: absent). Spans of keys inside layers
+    /// handing each to `each` as its bytes arrive (`None`: absent; `early`: see
+    /// `Transport::read_spans`). Spans of keys inside layers
     /// become spans of the outermost objects holding them, merged there as any spans are (the
     /// neighbouring entries of a stored zip like a shard's chunks); an error names the key.
     pub async fn read_spans<C: HttpClient>(
         &self,
         c: &C,
         wanted: &[(String, ByteRange)],
+        early: bool,
         mut each: impl FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
     ) -> Result<()> {
         if self.depth() == 0 {
-            return self.transport.read_spans(c, wanted, each).await;
+            return self.transport.read_spans(c, wanted, early, each).await;
         }
         if let Some((url, _)) = wanted.first() {
             self.revalidate(c, url).await;
@@ -252,7 +254,7 @@ impl Store {
                 Err(e) => each(i, Err(e.at(url)))?,
             }
         }
-        self.transport.read_spans(c, &outer, |k, got| each(from[k], got.map_err(|e| e.at(&wanted[from[k]].0)))).await
+        self.transport.read_spans(c, &outer, early, |k, got| each(from[k], got.map_err(|e| e.at(&wanted[from[k]].0)))).await
     }
 
     /// Read the whole object at `url` once and serve every read of it from those bytes while

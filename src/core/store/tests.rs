@@ -19,7 +19,7 @@ fn opened(s: &ObjectServer, url: &str) -> (Store, String, String) {
 
 fn spans(store: &Store, s: &ObjectServer, wanted: &[(String, ByteRange)]) -> Vec<crate::core::error::Result<Option<Vec<u8>>>> {
     let mut out: Vec<_> = wanted.iter().map(|_| Ok(None)).collect();
-    block_on(store.read_spans(s, wanted, |i, got| {
+    block_on(store.read_spans(s, wanted, false, |i, got| {
         out[i] = got;
         Ok(())
     }))

@@ -40,12 +40,39 @@ pub struct Request<'a> {
     /// The `mergeGap` and `mergeMax` by which a client may merge this ranged request with its
     /// neighbours waiting for a slot (see `dispatch`); `None`: sent alone.
     pub merge: Option<(u64, u64)>,
+    /// Told of the body as it arrives (see [`Progress`]); a client that reads bodies whole
+    /// may ignore it.
+    pub progress: Early<'a>,
+}
+
+/// Told of an answer's body as it arrives, so that what lies in its first bytes is used
+/// before the rest is in (a merged read's spans decoded while the others download).
+pub trait Progress {
+    /// `head`: the answer's status and headers (no body); `body`: its bytes so far, from
+    /// the first (a retry starts again from none).
+    fn arrived(&self, head: &Response, body: &[u8]);
+}
+
+/// A request's [`Progress`], if any (compared and shown as present or not).
+#[derive(Clone, Copy, Default)]
+pub struct Early<'a>(pub Option<&'a dyn Progress>);
+
+impl core::fmt::Debug for Early<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() { "progress" } else { "-" })
+    }
+}
+
+impl PartialEq for Early<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.is_some() == other.0.is_some()
+    }
 }
 
 impl<'a> Request<'a> {
     /// A request with nothing but its method, URL and `Range` (tests, probes).
     pub fn new(method: Method, url: &'a str, range: Option<String>) -> Self {
-        Request { method, url, range, limit: None, asked: None, stall_ms: None, deadline: None, condition: None, cache: CacheMode::NoStore, merge: None }
+        Request { method, url, range, limit: None, asked: None, stall_ms: None, deadline: None, condition: None, cache: CacheMode::NoStore, merge: None, progress: Early(None) }
     }
 }
 

@@ -158,6 +158,9 @@ pub struct ObjectServer {
     pub clock: Cell<f64>,
     /// Turns of the executor each request waits first (so that concurrent reads overlap).
     pub yields: Cell<u32>,
+    /// Bodies told to a request's progress in this many pieces, a turn of the executor apart
+    /// (0: none told), as a client reading them from the network does.
+    pub pieces: Cell<u32>,
     aborted: Cell<bool>,
 }
 
@@ -189,6 +192,7 @@ impl ObjectServer {
             peak: Cell::new(0),
             clock: Cell::new(0.0),
             yields: Cell::new(0),
+            pieces: Cell::new(0),
             aborted: Cell::new(false),
         }
     }
@@ -458,6 +462,14 @@ impl HttpClient for ObjectServer {
         };
         if let Ok(r) = &answer {
             self.sent.set(self.sent.get() + r.body.len() as u64);
+            let n = self.pieces.get() as usize;
+            if let (Some(p), true) = (req.progress.0, n > 0) {
+                let head = Response { body: Vec::new(), held: None, ..r.clone() };
+                for k in 1..=n {
+                    p.arrived(&head, &r.body[..r.body.len() * k / n]);
+                    YieldOnce(false).await;
+                }
+            }
         }
         answer
     }

@@ -1,6 +1,7 @@
 //! Transport: the bytes of HTTP objects. The [`HttpClient`] seam; byte ranges and the fallbacks
 //! real servers need ([`fallback`]); retries ([`retry`]); in-flight sharing ([`dedup`]);
-//! coalescing of spans wanted together ([`spans`], [`coalesce`]); the request limiter and the
+//! coalescing of spans wanted together ([`spans`], [`coalesce`]), handed out as they arrive
+//! ([`streamed`]); the request limiter and the
 //! budget of bytes in flight ([`limit`]), requests waiting there merged ([`dispatch`]); the
 //! byte-bounded cache ([`cache`]) and what holds whole objects ([`wholes`]); the version of
 //! every object read ([`versions`]): everything cached is stamped with it and served only while
@@ -23,6 +24,7 @@ pub mod objects;
 pub mod range;
 mod retry;
 mod spans;
+mod streamed;
 pub mod vecmap;
 pub mod versions;
 mod whole_reads;
@@ -108,6 +110,8 @@ pub struct Transport {
     budget: Budget,
     stats: Cell<Stats>,
     versions: Rc<Versions>,
+    /// The merged reads under way whose spans are handed out as they arrive.
+    streamed: RefCell<Vec<Rc<streamed::Streamed>>>,
 }
 
 impl Transport {
@@ -123,6 +127,7 @@ impl Transport {
             range_ignored: Cell::new(false),
             wholes: wholes::Wholes::default(),
             stats: Cell::new(Stats::default()),
+            streamed: RefCell::default(),
         }
     }
 

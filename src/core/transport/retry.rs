@@ -1,7 +1,7 @@
 //! One request at a time, as the network allows: retried on network errors and transient
 //! statuses with exponential backoff and full jitter, within the attempts and the time budget;
 //! answers bounded by the limits and the bytes asked for; counted.
-use super::http::{retry_after_ms, short, transient, CacheMode, Condition, HttpClient, Method, Request, Response};
+use super::http::{retry_after_ms, short, transient, CacheMode, Condition, Early, HttpClient, Method, Request, Response};
 use super::versions::{Conditional, Seen, Version};
 use super::Transport;
 use crate::core::error::{too_large, Error, ErrorCode, Result};
@@ -148,7 +148,9 @@ impl Transport {
             // range or a HEAD never does (see `CacheMode`).
             let cache = if method == Method::Get && range.is_none() { CacheMode::Revalidate } else { CacheMode::NoStore };
             let condition = condition.clone();
-            let req = Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline, condition, cache, merge };
+            let streamed = self.streamed.borrow().iter().find(|s| Some(s.range.as_str()) == range.as_deref() && s.url == url).cloned();
+            let progress = Early(streamed.as_deref().map(|s| s as &dyn super::http::Progress));
+            let req = Request { method, url, range: range.clone(), limit, asked, stall_ms: Some(policy.stall_ms), deadline, condition, cache, merge, progress };
             let got = c.send(req).await.map_err(|e| e.at(url));
             if let Ok(r) = &got {
                 // (A part of another request's answer: counted with that one.)

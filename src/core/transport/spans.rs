@@ -5,11 +5,13 @@ use super::coalesce::coalesce;
 use super::http::{short, ByteRange, HttpClient};
 use super::range::RangeRead;
 use super::vecmap::VecMap;
+use super::streamed::Streamed;
 use super::{Entry, Key, Slot, Transport};
 use crate::core::error::Result;
 use alloc::rc::Rc;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use core::task::Poll;
 use futures_util::stream::{self, StreamExt};
 
 /// How many requests one batch keeps in flight (the binding's per-origin limit applies too).
@@ -19,23 +21,144 @@ const CONCURRENCY: usize = 32;
 /// answer, length; `None`: the whole answer).
 type Job = (String, ByteRange, Vec<(usize, u64, Option<u64>)>);
 
+/// Takes a read's [`Streamed`] out of the transport's list when the read ends.
+struct Listed<'t>(&'t Transport, Rc<Streamed>);
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        self.0.streamed.borrow_mut().retain(|s| !Rc::ptr_eq(s, &self.1));
+    }
+}
+
 impl Transport {
     /// Read many spans (`ByteRange::Range` or `Full`) of one or more objects with as few
     /// requests as possible, handing each to `each` as its bytes arrive (`None`: the object
-    /// does not exist). An error from `each` stops the batch.
+    /// does not exist) — `early`: a merged read's spans each as soon as its own bytes are in
+    /// (see [`Streamed`]). An error from `each` stops the batch.
     pub async fn read_spans<C: HttpClient>(
         &self,
         c: &C,
         wanted: &[(String, ByteRange)],
+        early: bool,
         mut each: impl FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
+    ) -> Result<()> {
+        // One copy of the batch per client, whatever the callback (wasm size).
+        self.spans_with(c, wanted, early, &mut each).await
+    }
+
+    async fn spans_with<C: HttpClient>(
+        &self,
+        c: &C,
+        wanted: &[(String, ByteRange)],
+        early: bool,
+        each: &mut dyn FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
     ) -> Result<()> {
         let mut by_url: VecMap<&str, Vec<usize>> = VecMap::new();
         for (i, (url, _)) in wanted.iter().enumerate() {
             by_url.get_or_insert_with(url.as_str(), Vec::new).push(i);
         }
-        let mut jobs: Vec<Job> = Vec::new();
-        for (url, items) in by_url.into_vec() {
+        let by_url = by_url.into_vec();
+        for (url, _) in &by_url {
             self.revalidate(c, url).await;
+        }
+        let jobs = self.jobs(by_url, wanted, each)?;
+        // A merged read's spans handed out as they arrive, decoded while the rest downloads.
+        let streams: Vec<Option<Rc<Streamed>>> =
+            jobs.iter().map(|(url, range, members)| Streamed::of(&self.versions, url, *range, members).filter(|_| early)).collect();
+        let mut fetches = stream::iter(jobs.into_iter().zip(streams.iter().cloned()).map(|((url, range, members), streamed)| async move {
+            let stamp = self.stamp(&url, false);
+            let _listed = streamed.map(|s| {
+                self.streamed.borrow_mut().push(s.clone());
+                Listed(self, s)
+            });
+            let got = self.read(c, &url, range).await;
+            (url, range, got, members, stamp, _listed.map(|l| l.1.clone()))
+        }))
+        .buffer_unordered(CONCURRENCY);
+        let arrived = || streams.iter().flatten().flat_map(|s| s.ready.take()).collect::<Vec<_>>();
+        loop {
+            // The next read that ended, or else the spans arrived meanwhile.
+            let next = core::future::poll_fn(|cx| match fetches.poll_next_unpin(cx) {
+                Poll::Ready(done) => Poll::Ready(Ok(done)),
+                Poll::Pending => match arrived() {
+                    early if early.is_empty() => Poll::Pending,
+                    early => Poll::Ready(Err(early)),
+                },
+            })
+            .await;
+            let (url, range, got, all, stamp, streamed) = match next {
+                Err(early) => {
+                    early.into_iter().try_for_each(|(i, piece)| each(i, Ok(Some(piece))))?;
+                    continue;
+                }
+                Ok(None) => break,
+                Ok(Some(done)) => done,
+            };
+            // What arrived before the end goes first; those spans are not handed out again.
+            arrived().into_iter().try_for_each(|(i, piece)| each(i, Ok(Some(piece))))?;
+            let members: Vec<(usize, u64, Option<u64>)> = match &streamed {
+                Some(s) => all.iter().filter(|m| !s.handed(m.0)).cloned().collect(),
+                None => all.clone(),
+            };
+            let fetched = match got {
+                Ok(Some(f)) => f,
+                // The object went missing (or the read failed): every span of it says so.
+                Ok(None) => {
+                    members.iter().try_for_each(|m| each(m.0, Ok(None)))?;
+                    continue;
+                }
+                Err(e) => {
+                    members.iter().try_for_each(|m| each(m.0, Err(e.clone())))?;
+                    continue;
+                }
+            };
+            let n = all.len() as u64;
+            self.count(|s| {
+                s.spans += n;
+                s.merged_requests += u64::from(n > 1);
+            });
+            let single =
+                members.len() == 1 && members[0].1 == 0 && members[0].2.is_none_or(|n| n == fetched.bytes.len() as u64);
+            let bytes = Rc::new(fetched.bytes);
+            if let ByteRange::Range { offset, len } = range {
+                let asked: u64 = all.iter().filter_map(|m| m.2).sum();
+                if asked < len {
+                    // The gaps may hold spans asked for a moment later (a viewer's next tiles).
+                    self.hold_merged(&url, offset, bytes.clone(), stamp);
+                }
+            }
+            let mut whole = Some(bytes);
+            for (i, at, len) in members {
+                let piece = match (single, len) {
+                    // The answer is this span: hand the buffer over (no copy unless held).
+                    (true, _) | (_, None) => whole
+                        .take()
+                        .map(|b| Rc::try_unwrap(b).unwrap_or_else(|kept| (*kept).clone()))
+                        .unwrap_or_default(),
+                    (false, Some(n)) => match whole.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
+                        Some(p) => p.to_vec(),
+                        None => {
+                            each(i, Err(short(&url, "short read")))?;
+                            continue;
+                        }
+                    },
+                };
+                each(i, Ok(Some(piece)))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The requests that read `wanted`: spans held already handed to `each` at once, spans
+    /// inside a read under way waiting for it, the rest merged per object.
+    fn jobs(
+        &self,
+        by_url: Vec<(&str, Vec<usize>)>,
+        wanted: &[(String, ByteRange)],
+        each: &mut dyn FnMut(usize, Result<Option<Vec<u8>>>) -> Result<()>,
+    ) -> Result<Vec<Job>> {
+        let mut jobs: Vec<Job> = Vec::new();
+        for (url, items) in by_url {
             let stamp = self.stamp(url, false);
             let mut spans: Vec<(usize, u64, u64)> = Vec::new();
             let mut held = Vec::new();
@@ -82,60 +205,7 @@ impl Transport {
                 jobs.push((url.into(), ByteRange::Range { offset: run.offset, len: run.len }, members));
             }
         }
-        let mut fetches = stream::iter(jobs.into_iter().map(|(url, range, members)| async move {
-            let stamp = self.stamp(&url, false);
-            let got = self.read(c, &url, range).await;
-            (url, range, got, members, stamp)
-        }))
-        .buffer_unordered(CONCURRENCY);
-        while let Some((url, range, got, members, stamp)) = fetches.next().await {
-            let fetched = match got {
-                Ok(Some(f)) => f,
-                // The object went missing (or the read failed): every span of it says so.
-                Ok(None) => {
-                    members.iter().try_for_each(|m| each(m.0, Ok(None)))?;
-                    continue;
-                }
-                Err(e) => {
-                    members.iter().try_for_each(|m| each(m.0, Err(e.clone())))?;
-                    continue;
-                }
-            };
-            let n = members.len() as u64;
-            self.count(|s| {
-                s.spans += n;
-                s.merged_requests += u64::from(n > 1);
-            });
-            let single =
-                members.len() == 1 && members[0].1 == 0 && members[0].2.is_none_or(|n| n == fetched.bytes.len() as u64);
-            let bytes = Rc::new(fetched.bytes);
-            if let ByteRange::Range { offset, len } = range {
-                let asked: u64 = members.iter().filter_map(|m| m.2).sum();
-                if asked < len {
-                    // The gaps may hold spans asked for a moment later (a viewer's next tiles).
-                    self.hold_merged(&url, offset, bytes.clone(), stamp);
-                }
-            }
-            let mut whole = Some(bytes);
-            for (i, at, len) in members {
-                let piece = match (single, len) {
-                    // The answer is this span: hand the buffer over (no copy unless held).
-                    (true, _) | (_, None) => whole
-                        .take()
-                        .map(|b| Rc::try_unwrap(b).unwrap_or_else(|kept| (*kept).clone()))
-                        .unwrap_or_default(),
-                    (false, Some(n)) => match whole.as_ref().and_then(|b| b.get(at as usize..(at + n) as usize)) {
-                        Some(p) => p.to_vec(),
-                        None => {
-                            each(i, Err(short(&url, "short read")))?;
-                            continue;
-                        }
-                    },
-                };
-                each(i, Ok(Some(piece)))?;
-            }
-        }
-        Ok(())
+        Ok(jobs)
     }
 
     /// A range read, or a share of one under way that covers it.

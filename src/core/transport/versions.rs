@@ -276,6 +276,17 @@ impl Versions {
         Some(by)
     }
 
+    /// Whether an answer showing `v` is, without a doubt, of the version recorded for `url`
+    /// at `epoch` (what [`observe`](Self::observe) will confirm): none recorded yet is no.
+    pub fn agrees(&self, url: &str, epoch: u64, v: &Version) -> bool {
+        if self.recheck == Recheck::Never || self.immutable.borrow().iter().any(|p| url.starts_with(p.as_str())) {
+            return true;
+        }
+        let objects = self.objects.borrow();
+        let Some(o) = objects.get(url).filter(|o| o.epoch == epoch) else { return false };
+        matches!(&o.now, Some(Seen::Version(a)) if !a.differs(v))
+    }
+
     /// An answer for `url` showed `seen` (at `now`): the first is recorded; one of the version
     /// recorded confirms it; another is a change — the epoch and the generation move on, and
     /// the read fails with `Changed` — or, of a version the object had before, a stale answer

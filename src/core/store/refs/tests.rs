@@ -322,7 +322,7 @@ fn mounted(text: &str, targets: &[(&str, &[u8])]) -> (Store, ObjectServer) {
 fn spans(store: &Store, c: &ObjectServer, keys: &[&str]) -> Vec<Result<Option<Vec<u8>>>> {
     let wanted: Vec<(String, ByteRange)> = keys.iter().map(|k| (format!("{FILE}/{k}"), ByteRange::Full)).collect();
     let mut out: Vec<Result<Option<Vec<u8>>>> = keys.iter().map(|_| Ok(None)).collect();
-    block_on(store.read_spans(c, &wanted, |i, got| {
+    block_on(store.read_spans(c, &wanted, false, |i, got| {
         out[i] = got;
         Ok(())
     }))
