@@ -78,7 +78,7 @@ for d in $DECODERS; do
   echo "[build]   decoder $d: $(wc -c < "$OUT/wasm/decoders/$d.wasm") bytes raw, $(gzip -9 -c "$OUT/wasm/decoders/$d.wasm" | wc -c) gzipped"
 done
 # The module's budget (README, Supported): what every page downloads.
-BUDGET_GZ=369000
+BUDGET_GZ=369500
 if [ "$gz" -gt "$BUDGET_GZ" ]; then
   echo "[build] ERROR: the module is $gz bytes gzipped, above its $BUDGET_GZ-byte budget" >&2
   exit 1

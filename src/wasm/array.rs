@@ -339,7 +339,8 @@ impl WasmRegion {
     #[wasm_bindgen(unchecked_return_type = "WasmChunk")]
     pub fn finish(&self) -> std::result::Result<JsValue, JsValue> {
         let out = self.out.borrow_mut().take().ok_or_else(|| to_js(finished()))?;
-        Ok(chunk_to_js(out.finish(), self.array.dtype(), self.strings))
+        let out = out.finish().map_err(|e| to_js(e.at(self.array.url())))?;
+        Ok(chunk_to_js(out, self.array.dtype(), self.strings))
     }
 
     /// Chunks the region touches.

@@ -12,7 +12,11 @@ use alloc::format;
 use alloc::vec::Vec;
 
 pub struct Assembly {
-    out: Vec<u8>,
+    /// Made (the fill value, `n` elements) when the first chunk arrives, not before: a large
+    /// region's memory is written while its first request is on its way, not before it leaves.
+    out: Option<Vec<u8>>,
+    fill: FillValue,
+    n: usize,
     start: Vec<u64>,
     out_strides: Vec<u64>,
     /// The result's shape (integer-selected axes dropped).
@@ -26,7 +30,7 @@ pub struct Assembly {
 
 impl Assembly {
     /// The output of a region plan, every element the fill value (its size was checked by
-    /// the plan; the allocation itself is fallible).
+    /// the plan; the allocation itself, at the first chunk, is fallible).
     pub fn new(plan: &Plan, fill: &FillValue, dtype: DataType) -> Result<Assembly> {
         let Some(region) = &plan.region else {
             return err(ErrorCode::InvalidSelection, "only a region read is assembled");
@@ -35,7 +39,9 @@ impl Assembly {
         let elem = fill.bytes.len();
         let n = checked_bytes(&extent, elem as u64)? / elem.max(1);
         Ok(Assembly {
-            out: fill.try_repeat(n)?,
+            out: None,
+            fill: fill.clone(),
+            n,
             start: region.start.clone(),
             out_strides: c_strides(&extent),
             shape: region.out_shape(),
@@ -43,6 +49,14 @@ impl Assembly {
             boxes: plan.pieces.iter().map(|p| (p.origin.clone(), p.lo.clone(), p.hi.clone())).collect(),
             heap: dtype.is_variable().then(|| fill.heap.clone()),
         })
+    }
+
+    /// The output, made at the first call.
+    fn out(&mut self) -> Result<&mut Vec<u8>> {
+        if self.out.is_none() {
+            self.out = Some(self.fill.try_repeat(self.n)?);
+        }
+        Ok(self.out.get_or_insert_default())
     }
 
     fn piece(&self, i: usize) -> Result<&(Vec<u64>, Vec<u64>, Vec<u64>)> {
@@ -58,10 +72,12 @@ impl Assembly {
         let (origin, lo, hi) = self.piece(i)?.clone();
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
         let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
-        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
+        let (at, strides, elem) = (self.dst(&lo), self.out_strides.clone(), self.elem);
+        let to = Strided { at, strides: &strides };
         let from = Strided { at: src_at, strides: &d.strides };
-        let Some(heap) = &mut self.heap else {
-            return copy_box(&d.bytes, from, &mut self.out, to, &ext, self.elem);
+        self.out()?;
+        let (Some(heap), Some(out)) = (&mut self.heap, &mut self.out) else {
+            return copy_box(&d.bytes, from, self.out()?, to, &ext, elem);
         };
         // Handles point into the chunk's own heap: append it, and move them by where it lands.
         let base = heap.len();
@@ -75,7 +91,7 @@ impl Assembly {
             let at = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize + base;
             h[..4].copy_from_slice(&(at as u32).to_le_bytes());
         }
-        copy_box(&moved, from, &mut self.out, to, &ext, self.elem)
+        copy_box(&moved, from, out, to, &ext, elem)
     }
 
     /// Paste piece `i`'s box, cut and C-ordered elsewhere (see [`cut`]); fixed-size elements
@@ -86,13 +102,16 @@ impl Assembly {
         }
         let (_, lo, hi) = self.piece(i)?.clone();
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
-        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
-        copy_box(bytes, Strided { at: 0, strides: &c_strides(&ext) }, &mut self.out, to, &ext, self.elem)
+        let (at, strides, elem) = (self.dst(&lo), self.out_strides.clone(), self.elem);
+        let to = Strided { at, strides: &strides };
+        copy_box(bytes, Strided { at: 0, strides: &c_strides(&ext) }, self.out()?, to, &ext, elem)
     }
 
-    pub fn finish(self) -> Chunk {
+    /// The region (the fill value where no chunk was put: absent ones).
+    pub fn finish(mut self) -> Result<Chunk> {
+        let bytes = core::mem::take(self.out()?);
         let stride = c_strides(&self.shape);
-        Chunk { bytes: self.out, shape: self.shape, stride, heap: self.heap.unwrap_or_default() }
+        Ok(Chunk { bytes, shape: self.shape, stride, heap: self.heap.unwrap_or_default() })
     }
 }
 

@@ -682,5 +682,5 @@ pub async fn read_region<C: HttpClient>(a: &Array, c: &C, sel: &[Sel]) -> Result
         _ => Ok(()),
     })
     .await?;
-    Ok(out.finish())
+    out.finish()
 }
