@@ -168,6 +168,59 @@ test("a page importing only the core downloads none of the adapters (viv, openla
   }
 });
 
+test("cross-origin reads send no CORS preflight where the request needs none: a shard index at the start, a COG; one per shard for an index at the end", async () => {
+  // The Fetch standard safelists `Range: bytes=a-b` and `bytes=a-` (no preflight); a suffix
+  // `bytes=-n` is not, and the preflight cache is per URL: one OPTIONS per shard read that way.
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${pageServer.url}/tests/js/blank.html`);
+    const start = manifest.cases.find((x) => x.name === "zp_shard_i64_start");
+    const end = manifest.cases.find((x) => x.name === "zp_shard_gzip_end");
+    const cog = manifest.cases.find((x) => x.name === "gd_cog_f32_0");
+    assert.ok(start && end && cog, "the fixtures zp_shard_i64_start, zp_shard_gzip_end, gd_cog_f32_0");
+    dataServer.log.length = 0;
+    const got = await page.evaluate(async ([start, end, cog, cogPath]) => {
+      const api = await import("/pkg/index.js");
+      const window8 = [[0, 8], [0, 8]];
+      const a = await api.openArray(start);
+      const first = Array.from((await a.get(window8)).data, String);
+      const c = await api.openArray(cog, { path: cogPath });
+      const tile = Array.from((await c.get([[0, 8], [0, 8]])).data);
+      const e = await api.openArray(end);
+      const shards = [Array.from((await e.get([[0, 16], [0, 16]])).data), Array.from((await e.get([[64, 80], [0, 16]])).data)];
+      return { first, tile, shards };
+    }, [`${dataServer.url}/fixtures/${start.path}`, `${dataServer.url}/fixtures/${end.path}`, `${dataServer.url}/fixtures/${cog.path}`, cog.open.path]);
+    const expected = (c) => fs.readFileSync(path.join(fixturesDir, c.expected));
+    const cut = (flat, width, [y0, y1], [x0, x1]) => {
+      const out = [];
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) out.push(flat[y * width + x]);
+      return out;
+    };
+    const i64 = expected(start);
+    const i64s = Array.from(new BigInt64Array(i64.buffer.slice(i64.byteOffset, i64.byteOffset + i64.length)), String);
+    assert.deepEqual(got.first, cut(i64s, start.shape[1], [0, 8], [0, 8]), "zarr-python's values (index at the start)");
+    const f32 = expected(cog);
+    assert.deepEqual(got.tile, cut(Array.from(new Float32Array(f32.buffer.slice(f32.byteOffset, f32.byteOffset + f32.length))), cog.shape[cog.shape.length - 1], [0, 8], [0, 8]), "GDAL's values");
+    const u16 = expected(end);
+    const u16s = Array.from(new Uint16Array(u16.buffer.slice(u16.byteOffset, u16.byteOffset + u16.length)));
+    assert.deepEqual(got.shards, [cut(u16s, end.shape[1], [0, 16], [0, 16]), cut(u16s, end.shape[1], [64, 80], [0, 16])], "zarr-python's values (index at the end)");
+    const log = dataServer.log.map((e) => ({ method: e.method, path: e.path, range: e.range ?? "" }));
+    const under = (c) => log.filter((e) => e.path.startsWith(`/fixtures/${c.path}`));
+    for (const c of [start, cog]) {
+      const ranged = under(c).filter((e) => e.method === "GET" && e.range !== "");
+      assert.ok(ranged.length >= 1, `${c.name}: read by range (${JSON.stringify(under(c))})`);
+      assert.ok(ranged.every((e) => /^bytes=\d+-\d*$/.test(e.range)), `${c.name}: single spans with a start only: ${JSON.stringify(ranged)}`);
+      assert.deepEqual(under(c).filter((e) => e.method === "OPTIONS"), [], `${c.name}: no preflight`);
+    }
+    const suffixed = [...new Set(under(end).filter((e) => e.method === "GET" && e.range.startsWith("bytes=-")).map((e) => e.path))].sort();
+    const preflighted = under(end).filter((e) => e.method === "OPTIONS").map((e) => e.path).sort();
+    assert.equal(suffixed.length, 2, `two shards' indexes read from their ends: ${JSON.stringify(under(end))}`);
+    assert.deepEqual(preflighted, suffixed, "one preflight per shard read by a suffix range, none for anything else");
+  } finally {
+    await page.close();
+  }
+});
+
 test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
   pageServer.log.length = 0;
