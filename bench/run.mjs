@@ -361,6 +361,11 @@ async function main() {
   async function measure(page, lib, dataset, workload, probe) {
     const info = infos[dataset];
     await page.evaluate(() => window.gc?.());
+    // No answer from the browser's HTTP cache: each measurement reads the data afresh (whole
+    // objects are fetched with `cache: "no-cache"` since issue 43; a repetition would be 304s).
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send("Network.clearBrowserCache");
+    await cdp.detach();
     dataServer.log.length = 0;
     if (probe) await probe.start();
     try {
