@@ -1491,3 +1491,61 @@ test("tiffTag: every tag as tifffile reads it; a value past the bytes read is on
   assert.equal(cf.calls.length, n, "not a TIFF image: no request");
   z.close();
 });
+
+test("a get's merged read is decoded as its answer arrives: chunks decoded while the rest of the body is held back, the writer's values at the end", async () => {
+  // The server's answer to the region's one merged request is passed on in two parts: the first
+  // 60 % at once, the rest only once chunks were seen decoded (or after 5 s, and the test fails).
+  let hold = false;
+  let held;
+  let release;
+  const released = new Promise((r) => (release = r));
+  const fetchHeld = async (input, init) => {
+    const r = await fetch(input, init);
+    const range = new Headers(init?.headers).get("range");
+    if (!hold || r.status !== 206 || !range || range.startsWith("bytes=-")) return r;
+    hold = false;
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    const cut = Math.floor(bytes.length * 0.6);
+    const body = new ReadableStream({
+      async start(ctl) {
+        ctl.enqueue(bytes.slice(0, cut));
+        held = { range, length: bytes.length, cut };
+        await released;
+        ctl.enqueue(bytes.slice(cut));
+        ctl.close();
+      },
+    });
+    return new Response(body, { status: 206, headers: r.headers });
+  };
+  const c = END_CASE;
+  const arr = await api.openArray(`${fx}/${c.path}`, { fetch: fetchHeld, workers: false });
+  try {
+    // The shard's index first (every chunk of an unknown shard would be one plain GET of it).
+    await arr.getChunk([0, 0]);
+    const before = arr.stats().decodeMs;
+    hold = true;
+    const [h, w] = [Math.min(64, c.shape[0]), Math.min(64, c.shape[1])];
+    const reading = arr.get([[0, h], [0, w]]);
+    let decodedEarly = false;
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 5));
+      if (held && arr.stats().decodeMs > before) {
+        decodedEarly = true;
+        break;
+      }
+    }
+    assert.ok(held, "the region's merged read was held");
+    release();
+    const got = await reading;
+    assert.ok(decodedEarly, `chunks decoded before the rest of ${held.range} (${held.length} bytes, ${held.cut} passed) arrived`);
+    const expected = await loadExpected(c.expected);
+    const all = new Uint16Array(expected.buffer, expected.byteOffset, expected.length / 2);
+    const want = [];
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) want.push(all[y * c.shape[1] + x]);
+    assert.deepEqual(Array.from(got.data), want, "zarr-python's values");
+  } finally {
+    release();
+    arr.close();
+  }
+});
