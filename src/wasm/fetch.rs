@@ -481,19 +481,11 @@ impl Call<'_> {
                 return Err(self.beyond(status, n, l));
             }
         }
-        let body = match (self.req.method, resp.body()) {
+        let mut out = Response { status, content_range, content_length, retry_after, etag, last_modified, ..Default::default() };
+        out.body = match (self.req.method, resp.body()) {
             (Method::Get, Some(stream)) => {
                 let known = content_length.or(self.req.asked.filter(|_| status == 206));
-                // (Only what a progress needs to judge the answer.)
-                let head = self.req.progress.0.map(|_| Response {
-                    status,
-                    content_range: content_range.clone(),
-                    content_length,
-                    etag: etag.clone(),
-                    last_modified: last_modified.clone(),
-                    ..Default::default()
-                });
-                self.read_body(&stream, known, status, max_body, head.as_ref()).await?
+                self.read_body(&stream, known, max_body, &out).await?
             }
             (Method::Get, None) => Vec::new(),
             // (A body a custom fetch gives a HEAD answer is not wanted.)
@@ -502,21 +494,21 @@ impl Call<'_> {
                 Vec::new()
             }
         };
-        Ok(Response { status, content_range, content_length, retry_after, etag, last_modified, body, ..Default::default() })
+        Ok(out)
     }
 
     /// The body as it arrives: each piece within the stall time, the whole within `max`. A
     /// size `known` (a length, or a partial answer's range) is reserved at once and filled
     /// through one reused buffer; an unknown one is kept as the stream's pieces and copied
     /// once at the end: the body never moves while growing (a doubling vector would leave
-    /// the module's memory three times its size).
+    /// the module's memory three times its size). `head`: the answer without its body, told
+    /// with the body so far to the request's progress.
     async fn read_body(
         &self,
         stream: &web_sys::ReadableStream,
         known: Option<u64>,
-        status: u16,
         max: Option<u64>,
-        head: Option<&Response>,
+        head: &Response,
     ) -> Result<Vec<u8>> {
         let mut reader = BodyReader::new(stream, known.is_some());
         let mut body: Vec<u8> = Vec::new();
@@ -533,13 +525,13 @@ impl Call<'_> {
                 if (total + n) as u64 > l {
                     // Cut here: the piece past the limit is dropped unread.
                     reader.cancel();
-                    return Err(self.beyond(status, (total + n) as u64, l));
+                    return Err(self.beyond(head.status, (total + n) as u64, l));
                 }
             }
             total += n;
             if known.is_some() {
                 self.append(&mut body, &chunk, n)?;
-                if let (Some(p), Some(head)) = (self.req.progress.0, head) {
+                if let Some(p) = self.req.progress.0 {
                     p.arrived(head, &body);
                 }
             } else {

@@ -14,7 +14,8 @@ use alloc::vec::Vec;
 pub struct Assembly {
     /// Made (the fill value, `n` elements) when the first chunk arrives, not before: a large
     /// region's memory is written while its first request is on its way, not before it leaves.
-    out: Option<Vec<u8>>,
+    /// (Empty until then.)
+    out: Vec<u8>,
     fill: FillValue,
     n: usize,
     start: Vec<u64>,
@@ -39,7 +40,7 @@ impl Assembly {
         let elem = fill.bytes.len();
         let n = checked_bytes(&extent, elem as u64)? / elem.max(1);
         Ok(Assembly {
-            out: None,
+            out: Vec::new(),
             fill: fill.clone(),
             n,
             start: region.start.clone(),
@@ -51,12 +52,12 @@ impl Assembly {
         })
     }
 
-    /// The output, made at the first call.
-    fn out(&mut self) -> Result<&mut Vec<u8>> {
-        if self.out.is_none() {
-            self.out = Some(self.fill.try_repeat(self.n)?);
+    /// Make the output, at the first chunk.
+    fn make(&mut self) -> Result<()> {
+        if self.out.is_empty() && self.n > 0 {
+            self.out = self.fill.try_repeat(self.n)?;
         }
-        Ok(self.out.get_or_insert_default())
+        Ok(())
     }
 
     fn piece(&self, i: usize) -> Result<&(Vec<u64>, Vec<u64>, Vec<u64>)> {
@@ -72,12 +73,11 @@ impl Assembly {
         let (origin, lo, hi) = self.piece(i)?.clone();
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
         let src_at: u64 = lo.iter().zip(&origin).zip(&d.strides).map(|((l, o), s)| (l - o) * s).sum();
-        let (at, strides, elem) = (self.dst(&lo), self.out_strides.clone(), self.elem);
-        let to = Strided { at, strides: &strides };
+        self.make()?;
+        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
         let from = Strided { at: src_at, strides: &d.strides };
-        self.out()?;
-        let (Some(heap), Some(out)) = (&mut self.heap, &mut self.out) else {
-            return copy_box(&d.bytes, from, self.out()?, to, &ext, elem);
+        let Some(heap) = &mut self.heap else {
+            return copy_box(&d.bytes, from, &mut self.out, to, &ext, self.elem);
         };
         // Handles point into the chunk's own heap: append it, and move them by where it lands.
         let base = heap.len();
@@ -91,7 +91,7 @@ impl Assembly {
             let at = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize + base;
             h[..4].copy_from_slice(&(at as u32).to_le_bytes());
         }
-        copy_box(&moved, from, out, to, &ext, elem)
+        copy_box(&moved, from, &mut self.out, to, &ext, self.elem)
     }
 
     /// Paste piece `i`'s box, cut and C-ordered elsewhere (see [`cut`]); fixed-size elements
@@ -102,16 +102,16 @@ impl Assembly {
         }
         let (_, lo, hi) = self.piece(i)?.clone();
         let ext: Vec<u64> = lo.iter().zip(&hi).map(|(l, h)| h - l).collect();
-        let (at, strides, elem) = (self.dst(&lo), self.out_strides.clone(), self.elem);
-        let to = Strided { at, strides: &strides };
-        copy_box(bytes, Strided { at: 0, strides: &c_strides(&ext) }, self.out()?, to, &ext, elem)
+        self.make()?;
+        let to = Strided { at: self.dst(&lo), strides: &self.out_strides };
+        copy_box(bytes, Strided { at: 0, strides: &c_strides(&ext) }, &mut self.out, to, &ext, self.elem)
     }
 
     /// The region (the fill value where no chunk was put: absent ones).
     pub fn finish(mut self) -> Result<Chunk> {
-        let bytes = core::mem::take(self.out()?);
+        self.make()?;
         let stride = c_strides(&self.shape);
-        Ok(Chunk { bytes, shape: self.shape, stride, heap: self.heap.unwrap_or_default() })
+        Ok(Chunk { bytes: self.out, shape: self.shape, stride, heap: self.heap.unwrap_or_default() })
     }
 }
 

@@ -464,7 +464,7 @@ impl HttpClient for ObjectServer {
             self.sent.set(self.sent.get() + r.body.len() as u64);
             let n = self.pieces.get() as usize;
             if let (Some(p), true) = (req.progress.0, n > 0) {
-                let head = Response { body: Vec::new(), held: None, ..r.clone() };
+                let head = r.clone_head();
                 for k in 1..=n {
                     p.arrived(&head, &r.body[..r.body.len() * k / n]);
                     YieldOnce(false).await;

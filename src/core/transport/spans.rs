@@ -64,15 +64,15 @@ impl Transport {
         let jobs = self.jobs(by_url, wanted, each)?;
         // A merged read's spans handed out as they arrive, decoded while the rest downloads.
         let streams: Vec<Option<Rc<Streamed>>> =
-            jobs.iter().map(|(url, range, members)| Streamed::of(&self.versions, url, *range, members).filter(|_| early)).collect();
+            jobs.iter().map(|(url, range, members)| early.then(|| Streamed::of(&self.versions, url, *range, members)).flatten()).collect();
         let mut fetches = stream::iter(jobs.into_iter().zip(streams.iter().cloned()).map(|((url, range, members), streamed)| async move {
             let stamp = self.stamp(&url, false);
-            let _listed = streamed.map(|s| {
+            let _listed = streamed.clone().map(|s| {
                 self.streamed.borrow_mut().push(s.clone());
                 Listed(self, s)
             });
             let got = self.read(c, &url, range).await;
-            (url, range, got, members, stamp, _listed.map(|l| l.1.clone()))
+            (url, range, got, members, stamp, streamed)
         }))
         .buffer_unordered(CONCURRENCY);
         let arrived = || streams.iter().flatten().flat_map(|s| s.ready.take()).collect::<Vec<_>>();
@@ -97,7 +97,7 @@ impl Transport {
             // What arrived before the end goes first; those spans are not handed out again.
             arrived().into_iter().try_for_each(|(i, piece)| each(i, Ok(Some(piece))))?;
             let members: Vec<(usize, u64, Option<u64>)> = match &streamed {
-                Some(s) => all.iter().filter(|m| !s.handed(m.0)).cloned().collect(),
+                Some(s) => all.iter().zip(s.handed()).filter(|(_, out)| !out).map(|(m, _)| *m).collect(),
                 None => all.clone(),
             };
             let fetched = match got {

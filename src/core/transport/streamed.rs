@@ -21,9 +21,11 @@ pub struct Streamed {
     versions: Rc<Versions>,
     /// The object's epoch when its read began.
     epoch: u64,
-    /// (input index, offset in the answer, length), by end.
-    members: Vec<(usize, u64, u64)>,
-    /// Members handed out so far (the first ones of `members`).
+    /// (input index, offset in the answer, length), in the read's order.
+    spans: Vec<(usize, u64, u64)>,
+    /// Positions in `spans` by end.
+    by_end: Vec<usize>,
+    /// Spans handed out so far (the first ones of `by_end`).
     next: Cell<usize>,
     /// Spans arrived, not yet given to the batch's callback.
     pub ready: RefCell<Vec<(usize, Vec<u8>)>>,
@@ -32,13 +34,13 @@ pub struct Streamed {
 impl Progress for Streamed {
     fn arrived(&self, head: &Response, body: &[u8]) {
         let k = self.next.get();
-        let due = |k: usize| self.members.get(k).filter(|m| m.1 + m.2 <= body.len() as u64);
+        let due = |k: usize| self.by_end.get(k).map(|&p| self.spans[p]).filter(|m| m.1 + m.2 <= body.len() as u64);
         if due(k).is_none() || !self.trusted(head) {
             return;
         }
         let mut k = k;
         let mut ready = self.ready.borrow_mut();
-        while let Some(&(i, at, n)) = due(k) {
+        while let Some((i, at, n)) = due(k) {
             ready.push((i, body[at as usize..(at + n) as usize].to_vec()));
             k += 1;
         }
@@ -56,7 +58,7 @@ impl Streamed {
         }
         let spans: Vec<(usize, u64, u64)> = members.iter().map(|m| Some((m.0, m.1, m.2?))).collect::<Option<_>>()?;
         let end = |k: usize| spans[k].1 + spans[k].2;
-        let by_end = crate::core::nd::order(spans.len(), &|a, b| end(a) < end(b)).into_iter().map(|k| spans[k]).collect();
+        let by_end = crate::core::nd::order(spans.len(), &|a, b| end(a) < end(b));
         Some(Rc::new(Streamed {
             url: String::from(url),
             range: format!("bytes={offset}-{}", offset + len - 1),
@@ -64,7 +66,8 @@ impl Streamed {
             len,
             versions: versions.clone(),
             epoch: versions.epoch(url),
-            members: by_end,
+            spans,
+            by_end,
             next: Cell::new(0),
             ready: RefCell::new(Vec::new()),
         }))
@@ -81,8 +84,10 @@ impl Streamed {
         head.status == 206 && exact && self.versions.agrees(&self.url, self.epoch, &v)
     }
 
-    /// Whether input `i` was handed out.
-    pub fn handed(&self, i: usize) -> bool {
-        self.members[..self.next.get()].iter().any(|m| m.0 == i)
+    /// Which of the read's spans (in the order `of` was given them) were handed out.
+    pub fn handed(&self) -> Vec<bool> {
+        let mut out = alloc::vec![false; self.spans.len()];
+        self.by_end[..self.next.get()].iter().for_each(|&p| out[p] = true);
+        out
     }
 }
