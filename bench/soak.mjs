@@ -17,8 +17,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
-import { startServer } from "../tests/server.mjs";
+import http from "node:http";
+import os from "node:os";
 import { commit, machine } from "./results.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
@@ -81,37 +81,90 @@ function summary(samples, key) {
 }
 
 /**
- * RSS of the renderers of the browser this process launched (not other browsers on the
- * machine); `anon`: their anonymous and shared-memory pages only — what they allocated, without
- * the browser binary's file pages, which each renderer maps and RSS counts once per process.
+ * Memory of the renderers of the browser launched with `dir` as its profile (not other
+ * browsers on the machine): "rss" as the kernel counts it per process (the Chromium binary's
+ * file pages once per renderer: a blank page's three renderers hold ~340 MiB), "anon" their
+ * anonymous and shared-memory pages only (what they allocated), "pss" their proportional share
+ * (a page shared by n processes counted 1/n in each).
  */
-function renderersRss(anon = false) {
-  const parent = new Map();
-  const pids = fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d));
-  for (const pid of pids) {
-    try {
-      parent.set(pid, /PPid:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
-    } catch {
-      // gone
-    }
-  }
-  const ours = (pid) => {
-    for (let p = pid, n = 0; p && p !== "0" && n < 64; p = parent.get(p), n++) if (p === String(process.pid)) return true;
-    return false;
-  };
+function renderersRss(dir, kind = "rss") {
   let total = 0;
-  for (const pid of pids) {
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
-      if (!cmd.includes("--type=renderer") || !cmd.includes(CHROMIUM.split("/").pop()) || !ours(pid)) continue;
+      if (!cmd.includes("--type=renderer") || !cmd.includes(`--user-data-dir=${dir}`)) continue;
+      if (kind === "pss") {
+        total += Number(/Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0) * 1024;
+        continue;
+      }
       const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
       const kB = (k) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-      total += anon ? kB("RssAnon") + kB("RssShmem") : kB("VmRSS");
+      total += kind === "anon" ? kB("RssAnon") + kB("RssShmem") : kB("VmRSS");
     } catch {
       // gone
     }
   }
   return total;
+}
+
+/** Chromium on `url`, headless, with a profile of its own and no DevTools client. */
+async function launchBare(url) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "soak-chromium-"));
+  const version = await new Promise((ok) => {
+    const v = spawn(CHROMIUM, ["--version"], { stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    v.stdout.on("data", (d) => (out += d));
+    v.on("exit", () => ok(out.trim().split(/\s+/).find((w) => /^\d+\./.test(w)) ?? "unknown"));
+    v.on("error", () => ok("unknown"));
+  });
+  const p = spawn(CHROMIUM, [...CHROMIUM_ARGS, "--headless=new", "--js-flags=--expose-gc", `--user-data-dir=${dir}`, url], { stdio: "ignore" });
+  return {
+    dir,
+    version,
+    close: () => {
+      p.kill();
+      setTimeout(() => fs.rmSync(dir, { recursive: true, force: true }), 1000).unref();
+    },
+  };
+}
+
+/**
+ * Files from `roots` (URL prefix → folder, longest first), and the page's reports: `POST
+ * /__report` with `{ sample }`, `{ result }`, `{ collected }` or `{ error }`, each told to
+ * `on` listeners before it is answered (so the memory is read while the page waits).
+ */
+async function reportingServer(roots) {
+  const types = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".wasm": "application/wasm", ".json": "application/json" };
+  const listeners = [];
+  const state = { result: undefined, error: undefined, on: (f) => listeners.push(f) };
+  const prefixes = Object.entries(roots).sort((a, b) => b[0].length - a[0].length);
+  const server = http.createServer((req, res) => {
+    if (req.method === "POST" && req.url === "/__report") {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        const m = JSON.parse(body);
+        if (m.result) state.result = m.result;
+        if (m.error) state.error = m.error;
+        for (const f of listeners) f(m);
+        res.end("ok");
+      });
+      return;
+    }
+    const u = decodeURIComponent(new URL(req.url, "http://x").pathname);
+    const [prefix, dir] = prefixes.find(([p]) => u.startsWith(p));
+    const file = path.join(dir, u.slice(prefix.length));
+    if (!file.startsWith(dir)) return res.writeHead(403).end();
+    fs.readFile(file, (e, d) => {
+      if (e) return res.writeHead(404).end();
+      res.writeHead(200, { "content-type": types[path.extname(file)] ?? "application/octet-stream" });
+      res.end(d);
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  state.url = `http://127.0.0.1:${server.address().port}`;
+  state.close = () => new Promise((r) => server.close(r));
+  return state;
 }
 
 // The machine as the run starts (its load then); Chromium's version added when it is launched.
@@ -132,45 +185,46 @@ if (envs.includes("node")) {
 }
 
 if (envs.includes("chromium")) {
+  // The browser runs with no DevTools client attached, as a user's does: Playwright's (or any
+  // CDP client's) Network domain keeps a copy of every response body in the renderer (its
+  // resource buffer: ~200 MiB of this session's renderer memory, measured), which is the
+  // harness's memory, not the page's. The page reports to the page server instead.
   const data = await dataServer(spec);
-  const page = await startServer({ root: { "/": repo, "/pkg": pkgDir } });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--js-flags=--expose-gc"], headless: true });
-  results.machine.chromium = browser.version();
-  const tab = await browser.newPage();
-  await tab.goto(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}`);
+  const page = await reportingServer({ "/pkg/": pkgDir, "/": repo });
+  const blank = await launchBare(`${page.url}/bench/soak-blank.html`);
+  await new Promise((r) => setTimeout(r, 3000));
+  const base = { rss: renderersRss(blank.dir), anon: renderersRss(blank.dir, "anon"), pss: renderersRss(blank.dir, "pss") };
+  blank.close();
+  const browser = await launchBare(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}&report=1`);
+  results.machine.chromium = browser.version;
   const samples = [];
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 500));
-    const s = await tab.evaluate(() => ({ last: window.__soak?.samples.at(-1), result: window.__soak?.result, error: window.__soak?.error }));
-    if (s.error) throw new Error(s.error);
-    if (s.last) samples.push({ ...s.last, rss: renderersRss(), anon: renderersRss(true) });
-    if (s.result) {
-      // At the end: what the renderers hold once the page's garbage is collected (the session's
-      // tile LRU, the library's cache, the workers' wasm memories), against the transient peaks
-      // of ArrayBuffers waiting for a collection.
-      const [end, endAnon] = [renderersRss(), renderersRss(true)];
-      await tab.evaluate(async () => {
-        for (let i = 0; i < 3; i++) {
-          globalThis.gc?.();
-          await new Promise((r) => setTimeout(r, 300));
-        }
-      });
-      const [afterGc, afterGcAnon] = [renderersRss(), renderersRss(true)];
-      results.runs.chromium = { ...s.result, rss: summary(samples, "rss"), anon: summary(samples, "anon"), heap: summary(samples, "heap"), endRss: end / MiB, afterGcRss: afterGc / MiB, endAnon: endAnon / MiB, afterGcAnon: afterGcAnon / MiB, curve: ["GiB", "rss", "heap", curve(samples, ["rss", "heap"])] };
-      const r = s.result;
-      console.log(`chromium: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
-      console.log(memoryLine(r.memory));
-      for (const k of ["rss", "anon", "heap"]) {
-        const m = results.runs.chromium[k];
-        console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, p95 ${m.p95.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
-      }
-      console.log(`  rss at the end ${(end / MiB).toFixed(0)} MiB, after the page's gc() ${(afterGc / MiB).toFixed(0)} MiB (anon ${(endAnon / MiB).toFixed(0)}, ${(afterGcAnon / MiB).toFixed(0)})`);
-      break;
-    }
-  }
-  await browser.close();
+  const at = () => ({ rss: renderersRss(browser.dir), anon: renderersRss(browser.dir, "anon"), pss: renderersRss(browser.dir, "pss") });
+  let end;
+  let afterGc;
+  page.on((m) => {
+    if (m.sample) samples.push({ ...m.sample, ...at() });
+    // At the end: what the renderers hold, then once the page's garbage is collected (the
+    // session's tile LRU, the library's cache, the workers' wasm memories), against the
+    // transient peaks of ArrayBuffers waiting for a collection.
+    if (m.result) end = at();
+    if (m.collected) afterGc = at();
+  });
+  while (!afterGc && !page.error) await new Promise((r) => setTimeout(r, 200));
+  browser.close();
   await page.close();
   data.close();
+  if (page.error) throw new Error(page.error);
+  const r = page.result;
+  const mib = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v / MiB]));
+  results.runs.chromium = { ...r, blank: mib(base), rss: summary(samples, "rss"), anon: summary(samples, "anon"), pss: summary(samples, "pss"), heap: summary(samples, "heap"), end: mib(end), afterGc: mib(afterGc), curve: ["GiB", "rss", "anon", "pss", "heap", curve(samples, ["rss", "anon", "pss", "heap"])] };
+  console.log(`chromium ${browser.version}: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
+  console.log(memoryLine(r.memory));
+  console.log(`  a blank page in the same browser: rss ${(base.rss / MiB).toFixed(0)} MiB, anon ${(base.anon / MiB).toFixed(0)}, pss ${(base.pss / MiB).toFixed(0)}`);
+  for (const k of ["rss", "anon", "pss", "heap"]) {
+    const m = results.runs.chromium[k];
+    console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, p95 ${m.p95.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
+  }
+  console.log(`  at the end rss ${(end.rss / MiB).toFixed(0)} MiB (anon ${(end.anon / MiB).toFixed(0)}, pss ${(end.pss / MiB).toFixed(0)}); after the page's gc() rss ${(afterGc.rss / MiB).toFixed(0)} (anon ${(afterGc.anon / MiB).toFixed(0)}, pss ${(afterGc.pss / MiB).toFixed(0)})`);
 }
 
 if (storm) {
