@@ -6,7 +6,7 @@
 //
 //   --reps N          measurements per dataset × workload × library (default 4; at least 3)
 //   --datasets a,b    subset of u16_deflate,u16_zstd,u8_jpeg (bench/generate_tiff.py)
-//   --workloads a,b   subset of full,tiles,windows,cold
+//   --workloads a,b   subset of full,tiles,windows,cold,revisit (revisit: not by default)
 //   --libs a,b        subset of shardfetch, geotiff (fromUrl defaults), geotiff-pool (+ its Pool),
 //                     geotiff-blocked (fromUrl with blockSize 64 KiB), geotiff-blocked-pool;
 //                     geotiff-blocked-nostore(-pool) (fromCustomClient: a fetch client with cache
@@ -22,7 +22,10 @@
 // Workloads, each in a fresh browser context (no HTTP cache, no compiled code, no pool), timed
 // from the library's import to the last pixel: full (level 0 whole), tiles (every tile of level 0,
 // each its own read), windows (20 views of 1024×768 across levels 0–2 as a viewer pans and zooms),
-// cold (the first tile). Every result is checked against the generator's checksums (JPEG: within
+// cold (the first tile). revisit: cold again on a returning visit — a browser with a profile on
+// disk (as a user's; a fresh context keeps no code cache), the page visited once (its first
+// tile read), left for 2.5 s (V8 caches a wasm module's compiled code after 2 s without new
+// compilations) and closed, then the same page opened anew and timed. Every result is checked against the generator's checksums (JPEG: within
 // its tolerance of GDAL's decoded values). Requests and bytes come from the data server's log.
 //
 // Prepares what is missing: the COGs (bench/generate_tiff.py in the venv $BENCH_TIFF_VENV, default
@@ -31,6 +34,7 @@
 // /tmp/peers/geotiff-3.0.5/package, its dependencies installed there when missing). shardfetch is
 // pkg/ as built (`npm run build` first), copied to bench/.build/tiff-pkg for the run.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
@@ -49,6 +53,7 @@ const buildDir = path.join(here, ".build");
 const ARGS = [...CHROMIUM_ARGS, "--js-flags=--expose-gc"];
 const DATASETS = ["u16_deflate", "u16_zstd", "u8_jpeg"];
 const WORKLOADS = ["full", "tiles", "windows", "cold"];
+const ALL_WORKLOADS = [...WORKLOADS, "revisit"];
 const LIBS = ["shardfetch", "geotiff", "geotiff-pool", "geotiff-blocked", "geotiff-blocked-pool", "geotiff-blocked-nostore", "geotiff-blocked-nostore-pool"];
 const ALL_LIBS = [...LIBS, "shardfetch-noworkers"];
 const say = (m) => console.log(`[tiff] ${m}`);
@@ -81,7 +86,7 @@ function parseArgs(argv) {
   if (!Number.isInteger(o.reps) || o.reps < 3) throw new Error("--reps must be an integer >= 3");
   if (!Number.isInteger(o.inflight) || o.inflight < 1) throw new Error("--inflight must be a positive integer");
   for (const d of o.datasets) if (!DATASETS.includes(d)) throw new Error(`unknown dataset ${d}`);
-  for (const w of o.workloads) if (!WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
+  for (const w of o.workloads) if (!ALL_WORKLOADS.includes(w)) throw new Error(`unknown workload ${w}`);
   for (const l of o.libs) if (!ALL_LIBS.includes(l)) throw new Error(`unknown library ${l}`);
   if (o.out && fs.existsSync(o.out)) throw new Error(`${o.out} exists (results are never overwritten)`);
   o.links = o.links.map(parseLink);
@@ -195,11 +200,21 @@ async function main() {
   const failures = [];
   const errors = [];
 
-  /** One measurement in a fresh context. */
+  /** One measurement in a fresh context (revisit: a fresh profile, visited once before). */
   async function measure(ds, lib, dataset, workload) {
     const info = infos[dataset];
-    const context = await browser.newContext();
+    const profile = workload === "revisit" ? fs.mkdtempSync(path.join(os.tmpdir(), "tiff-bench-profile-")) : null;
+    const context = profile ? await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, headless: true }) : await browser.newContext();
     try {
+      if (profile) {
+        const first = await context.newPage();
+        await first.goto(pageUrl);
+        await first.waitForFunction(() => window.__benchReady || window.__benchError, null, { timeout: 60_000 });
+        await first.evaluate((spec) => window.bench.run(spec), { lib, workload: "cold", url: `${ds.server.url}/data-tiff/${info.file}`, info });
+        await first.evaluate(() => window.bench.finish());
+        await new Promise((r) => setTimeout(r, 2500));
+        await first.close();
+      }
       const page = await context.newPage();
       page.on("pageerror", (e) => failures.push(`pageerror: ${e.message}`));
       page.on("console", (m) => {
@@ -212,7 +227,7 @@ async function main() {
       await page.evaluate(() => window.gc?.());
       ds.server.log.length = 0;
       try {
-        await page.evaluate((spec) => window.bench.run(spec), { lib, workload, url: `${ds.server.url}/data-tiff/${info.file}`, info, inflight: opt.inflight });
+        await page.evaluate((spec) => window.bench.run(spec), { lib, workload: workload === "revisit" ? "cold" : workload, url: `${ds.server.url}/data-tiff/${info.file}`, info, inflight: opt.inflight });
       } catch (e) {
         const error = String(e.message ?? e).split("\n")[0].replace(/^page\.evaluate: /, "");
         return { ms: NaN, error, ok: false, ...requestSummary(ds.server.log) };
@@ -222,6 +237,7 @@ async function main() {
       return { ...r, ...log };
     } finally {
       await context.close();
+      if (profile) fs.rmSync(profile, { recursive: true, force: true });
     }
   }
 
@@ -346,6 +362,7 @@ async function main() {
       tiles: `every tile of level 0, one read each, ${opt.inflight} in flight (shardfetch getChunk on child "0"; geotiff.js readRasters of the tile's window)`,
       windows: "20 views of 1024×768 (smaller at levels under it) across levels 0–2, one after another (shardfetch get on child \"<level>\"; geotiff.js getImage(level).readRasters({ window }))",
       cold: "open + the first tile of level 0",
+      revisit: "cold on a returning visit: a profile on disk, the page visited once (2.5 s) and closed, then opened anew",
       libs: Object.fromEntries(Object.entries({
         shardfetch: "open(url) → group; openArray(\"<level>\"); defaults (decoding workers)",
         geotiff: "fromUrl(url) with its defaults (3.x: no block cache), readRasters without a pool",
