@@ -35,6 +35,9 @@
 //                     3 round trips: metadata, index, data)
 //   --page-link MS:MBPS serve the page and the libraries over such a link too (as from a CDN:
 //                     the cold workload then pays for each round trip of the library's loading)
+//   --http2           serve the data over HTTP/2 (TLS, a self-signed certificate Chromium is told
+//                     to accept), as CDNs do; otherwise HTTP/1.1, as S3's own endpoints do (a
+//                     browser keeps 6 connections per origin there and queues the rest)
 //
 // What it does: generates the datasets when missing (bench/generate.py in the venv
 // $BENCH_VENV, default /tmp/venv-bench, created from bench/requirements.txt) and, for --layout
@@ -95,6 +98,7 @@ function parseArgs(argv) {
     else if (a === "--out") o.out = path.resolve(next());
     else if (a === "--no-save") o.save = false;
     else if (a === "--layout") o.layout = next();
+    else if (a === "--http2") o.http2 = true;
     else if (a === "--link" || a === "--page-link") {
       const [ms, mbps] = next().split(":").map(Number);
       if (!(ms >= 0) || !(mbps > 0)) throw new Error(`${a} wants MS:MBPS, e.g. 40:200`);
@@ -329,8 +333,8 @@ async function main() {
   );
 
   const pageServer = await startServer({ root: { "/": repo, "/altpkg": pkgDir, ...(opt.baseline ? { "/basepkg": opt.baseline } : {}) }, link: opt.pageLink });
-  const dataServer = await startServer({ root: { "/data": dataDir, "/data-icechunk": iceDir }, link: opt.link });
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  const dataServer = await startServer({ root: { "/data": dataDir, "/data-icechunk": iceDir }, link: opt.link, http2: opt.http2 });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: opt.http2 ? [...ARGS, "--ignore-certificate-errors"] : ARGS, headless: true });
   const query = [
     ...(opt.pkg ? [`pkg=${encodeURIComponent(`${pageServer.url}/altpkg`)}`] : []),
     ...(opt.baseline ? [`base=${encodeURIComponent(`${pageServer.url}/basepkg`)}`] : []),
@@ -656,6 +660,7 @@ async function main() {
           ? "icechunk: shardfetch reads bench/data-icechunk/<dataset>.icechunk (branch main, the array at path <dataset>, its shards byte for byte); zarrita.js cannot read Icechunk and reads the plain layout (rows' layout)"
           : opt.layout,
       link: opt.link ? `${opt.link.latencyMs} ms per answer, ${opt.link.mbps} Mbit/s shared (tests/server.mjs)` : "loopback",
+      protocol: opt.http2 ? "HTTP/2 over TLS (data server)" : "HTTP/1.1 (data server)",
       pageLink: opt.pageLink ? `the page and the libraries: ${opt.pageLink.latencyMs} ms per answer, ${opt.pageLink.mbps} Mbit/s shared` : "loopback",
       ratio: "zarrita median ms / shardfetch median ms (> 1: shardfetch faster)",
     },

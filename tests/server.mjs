@@ -51,7 +51,10 @@
 // root is a dir, a `/prefix=dir` spec, an array of those, or an object {"/prefix": dir}.
 
 import http from "node:http";
+import http2 from "node:http2";
 import net from "node:net";
+import os from "node:os";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
@@ -230,7 +233,30 @@ async function etagOf(file, st) {
   return tag;
 }
 
-export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec, versions = {} } = {}) {
+/**
+ * A self-signed certificate for 127.0.0.1 (openssl), made once per process: the HTTP/2 server's
+ * (browsers speak HTTP/2 only over TLS; the benchmark's Chromium ignores certificate errors).
+ */
+let selfSigned;
+function certificate() {
+  if (!selfSigned) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardfetch-cert-"));
+    const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")];
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1"], { stdio: "ignore" });
+    selfSigned = { key: fs.readFileSync(key), cert: fs.readFileSync(cert) };
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return selfSigned;
+}
+
+/**
+ * `http2`: serve HTTP/2 over TLS (HTTP/1.1 too, by ALPN), with a self-signed certificate: the
+ * URL is then `https://`.
+ */
+export async function startServer({ root = ".", port = 0, host = "127.0.0.1", quiet = true, link: linkSpec, versions = {}, http2: h2 = false, timingAllowOrigin = false } = {}) {
+  // `timingAllowOrigin`: answers say `Timing-Allow-Origin: *`, so a page of another origin sees
+  // their resource timing in full (their protocol among it), as a CDN configured for it does.
+  const cors = timingAllowOrigin ? { ...CORS_HEADERS, "Timing-Allow-Origin": "*" } : CORS_HEADERS;
   // Versioned prefixes: each a root whose folder is the current version's.
   const versioned = Object.entries(versions).map(([prefix, dirs]) => {
     const r = parseRoots({ [prefix]: dirs[0] })[0];
@@ -275,14 +301,20 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     return f;
   };
 
-  const server = http.createServer((req, res) => {
+  const listener = (req, res) => {
     handle(req, res).catch((err) => {
       if (!quiet) console.error(err);
       if (!res.headersSent) {
-        res.writeHead(500, { ...CORS_HEADERS, "Content-Type": "text/plain" });
+        res.writeHead(500, { ...cors, "Content-Type": "text/plain" });
         res.end("internal error\n");
       } else res.destroy();
     });
+  };
+  const server = h2 ? http2.createSecureServer({ ...certificate(), allowHTTP1: true }, listener) : http.createServer(listener);
+  const sessions = new Set();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
   });
 
   async function handle(req, res) {
@@ -300,7 +332,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       const body = JSON.stringify(log);
       if (u.searchParams.has("reset")) log.length = 0;
       res.writeHead(200, {
-        ...CORS_HEADERS,
+        ...cors,
         "Content-Type": "application/json",
         "Cache-Control": "no-store",
         "Content-Length": Buffer.byteLength(body),
@@ -310,7 +342,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     }
     if (u.pathname === "/__log/reset") {
       log.length = 0;
-      res.writeHead(204, { ...CORS_HEADERS, "Cache-Control": "no-store" });
+      res.writeHead(204, { ...cors, "Cache-Control": "no-store" });
       res.end();
       return;
     }
@@ -324,7 +356,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     const send = async (status, headers, body) => {
       entry.status = status;
       await link.rtt();
-      const h = { ...CORS_HEADERS, ...headers };
+      const h = { ...cors, ...headers };
       res.writeHead(status, h);
       if (req.method === "HEAD" || body == null) {
         res.end();
@@ -455,7 +487,7 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
       entry.condition = "not-modified";
       entry.status = 304;
       await link.rtt();
-      res.writeHead(304, { ...CORS_HEADERS, ...headers });
+      res.writeHead(304, { ...cors, ...headers });
       res.end();
       return;
     }
@@ -516,13 +548,13 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     if (noContentLength) {
       // Chunked transfer encoding, no Content-Length, for HEAD as well.
       res.removeHeader("Content-Length");
-      res.writeHead(status, { ...CORS_HEADERS, ...headers, "Transfer-Encoding": "chunked" });
+      res.writeHead(status, { ...cors, ...headers, "Transfer-Encoding": "chunked" });
       if (req.method === "HEAD" || length <= 0) {
         res.end();
         return;
       }
     } else {
-      res.writeHead(status, { ...CORS_HEADERS, ...headers, "Content-Length": String(Math.max(0, length)) });
+      res.writeHead(status, { ...cors, ...headers, "Content-Length": String(Math.max(0, length)) });
       if (req.method === "HEAD" || length <= 0) {
         res.end();
         return;
@@ -561,11 +593,12 @@ export async function startServer({ root = ".", port = 0, host = "127.0.0.1", qu
     });
   });
   const addr = server.address();
-  const url = `http://${host}:${addr.port}`;
+  const url = `${h2 ? "https" : "http"}://${host}:${addr.port}`;
   const close = () =>
     new Promise((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections?.();
+      for (const s of sessions) s.destroy();
     });
   return { url, port: addr.port, close, log, roots, server, setVersion, switchAt };
 }

@@ -9,6 +9,7 @@ import type { GlueApi } from "./wasm/factory.js";
 import { errorMessage, ShardfetchError, toError } from "./errors.js";
 import { nodeImport } from "./node-import.js";
 import { cancelBody } from "./bodies.js";
+import { tellProtocols } from "./protocols.js";
 
 let ready: Promise<void> | undefined;
 let compiled: WebAssembly.Module | undefined;
@@ -67,6 +68,7 @@ async function instantiate(module: WebAssembly.Module): Promise<void> {
   glue = g;
   memory = exports.memory;
   g.memoryBudget(budget.memoryBudget, heldOutside);
+  tellProtocols(g);
   loaded = true;
   for (const f of onLoad) f();
 }

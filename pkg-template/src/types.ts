@@ -156,8 +156,10 @@ export interface OpenOptions extends WasmStoreOptions {
   /**
    * Requests in flight per origin (shared by every array of that origin; the last value set
    * applies); more wait, highest `priority` first, neighbours in one object leaving as one
-   * request. Default 16. A browser keeps at most 6 connections to an HTTP/1.1 origin and
-   * queues the rest itself, unmerged: 6 there moves that queue here.
+   * request. Default: in a browser 6, and 16 for an origin its resource timing shows answering
+   * over HTTP/2 or 3 (the page's own origin, or one that sends `Timing-Allow-Origin`); elsewhere
+   * (Node, Deno) 16. A browser keeps at most 6 connections to an HTTP/1.1 origin and queues
+   * the rest itself, unmerged: there 6 moves that queue here (README, Network behaviour).
    */
   maxInFlight?: number;
   /**

@@ -3,17 +3,14 @@
 //! flight with priorities.
 use crate::core::transport::dispatch::{Group, Spot};
 use crate::core::transport::limit::{dispatch, Limiter};
-use crate::core::transport::vecmap::VecMap;
 use crate::core::transport::http::Early;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
-use crate::core::urls::origin;
 use crate::core::{Error, ErrorCode, Result};
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cell::RefCell;
 use js_sys::{Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -213,20 +210,7 @@ pub fn now() -> f64 {
     })
 }
 
-/// Default requests in flight per origin (option `maxInFlight`).
-const MAX_IN_FLIGHT: usize = 16;
-
-std::thread_local! {
-    /// One limit per origin, shared by every array of this instance.
-    static LIMITS: RefCell<VecMap<String, Rc<Limiter>>> = const { RefCell::new(VecMap::new()) };
-}
-
-/// The request limit of `url`'s origin.
-pub fn limiter(url: &str) -> Rc<Limiter> {
-    LIMITS.with(|m| {
-        m.borrow_mut().get_or_insert_with(origin(url).into(), || Rc::new(Limiter::new(MAX_IN_FLIGHT))).clone()
-    })
-}
+pub use super::origins::limiter;
 
 std::thread_local! {
     static CLIENTS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };

@@ -12,6 +12,7 @@ pub mod convert;
 pub mod decoder;
 pub mod fetch;
 pub mod group;
+pub mod origins;
 
 pub use array::{WasmArray, WasmRegion};
 pub use decoder::WasmDecoder;
@@ -45,7 +46,7 @@ pub(crate) fn open_with(
         o.open.known = known;
         o.open.stack = stack;
         if let Some(n) = o.max_in_flight {
-            fetch::limiter(&url).set_max(n);
+            origins::set_max(&url, n);
         }
         let opening = o.client.with_signal(o.signal);
         match open::open(&opening, &url, o.open).await.map_err(to_js)? {
@@ -65,7 +66,7 @@ pub fn reopen_array(
     let o = parse_options(&options).map_err(to_js)?;
     let a = open::reopen(state, o.open).map_err(to_js)?;
     if let Some(n) = o.max_in_flight {
-        fetch::limiter(a.url()).set_max(n);
+        origins::set_max(a.url(), n);
     }
     Ok(WasmArray::new(a, o.client, o.strings))
 }

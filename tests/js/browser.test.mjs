@@ -221,6 +221,64 @@ test("cross-origin reads send no CORS preflight where the request needs none: a 
   }
 });
 
+test("requests in flight per origin: 6 where the page cannot see its protocol or it is HTTP/1.1, 16 once its answers show HTTP/2", async () => {
+  // A browser keeps 6 connections to an HTTP/1.1 origin and queues the rest itself (unmerged);
+  // over HTTP/2 one connection carries them all. The page sees the protocol in resource timing
+  // for another origin only when it sends Timing-Allow-Origin.
+  const c = manifest.cases.find((x) => x.name === "v3_delta_zlib");
+  assert.ok(c, "the fixture v3_delta_zlib (int32, 30 chunks, each its own object)");
+  const root = { "/fixtures": path.join(fixturesDir, "data") };
+  const slow = { latencyMs: 20 };
+  const servers = {
+    http1: await startServer({ root, link: slow }),
+    http1Timing: await startServer({ root, link: slow, timingAllowOrigin: true }),
+    http2: await startServer({ root, link: slow, http2: true }),
+    http2Timing: await startServer({ root, link: slow, http2: true, timingAllowOrigin: true }),
+  };
+  const tls = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, "--ignore-certificate-errors"], headless: true });
+  try {
+    const raw = fs.readFileSync(path.join(fixturesDir, c.expected));
+    const want = Array.from(new Int32Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.length)));
+    const seen = {};
+    for (const [name, server] of Object.entries(servers)) {
+      const page = await tls.newPage();
+      try {
+        await page.goto(`${pageServer.url}/tests/js/blank.html`);
+        seen[name] = await page.evaluate(async (url) => {
+          const api = await import("/pkg/index.js");
+          let now = 0;
+          let most = 0;
+          // Calls under way at once: the library's own limit (the browser's queue comes after).
+          const counting = (u, init) => {
+            most = Math.max(most, ++now);
+            return fetch(u, init).finally(() => now--);
+          };
+          const a = await api.openArray(url, { fetch: counting });
+          // The whole array twice (the protocol is looked for as requests go out).
+          await a.get(a.shape.map(() => null));
+          most = 0;
+          const r = await a.get(a.shape.map(() => null));
+          const protocol = performance.getEntriesByType("resource").filter((e) => e.name.startsWith(new URL(url).origin)).map((e) => e.nextHopProtocol).find((p) => p) ?? "";
+          return { most, protocol, values: Array.from(r.data) };
+        }, `${server.url}/fixtures/${c.path}`);
+      } finally {
+        await page.close();
+      }
+      assert.deepEqual(seen[name].values, want, `${name}: zarr-python's values`);
+    }
+    const summary = Object.fromEntries(Object.entries(seen).map(([k, v]) => [k, { most: v.most, protocol: v.protocol }]));
+    assert.deepEqual(summary, {
+      http1: { most: 6, protocol: "" },
+      http1Timing: { most: 6, protocol: "http/1.1" },
+      http2: { most: 6, protocol: "" },
+      http2Timing: { most: 16, protocol: "h2" },
+    });
+  } finally {
+    await tls.close();
+    for (const s of Object.values(servers)) await s.close();
+  }
+});
+
 test("warm-up worker: compiles the read path off the page's thread, its reads match their writers' values", async () => {
   dataServer.log.length = 0;
   pageServer.log.length = 0;
