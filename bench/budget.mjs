@@ -10,15 +10,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { commit, machine } from "./results.mjs";
+import { commit, machine, option } from "./results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
 const MiB = 2 ** 20;
 
 if (args[0] === "--child") {
@@ -52,9 +48,9 @@ if (args[0] === "--child") {
   process.exit(0);
 }
 
-const pkgDir = path.resolve(opt("pkg", path.join(repo, "pkg")));
+const pkgDir = path.resolve(option("pkg", path.join(repo, "pkg")));
 const entry = pathToFileURL(path.join(pkgDir, "index.js")).href;
-const budgets = opt("budgets", "4096,256,64").split(",").map(Number);
+const budgets = option("budgets", "4096,256,64").split(",").map(Number);
 const code = `import { startSynth } from ${JSON.stringify(pathToFileURL(path.join(repo, "tests/js/synth.mjs")).href)};
   const s = await startSynth({ shape: [8192, 8192], shard: [4096, 4096], chunk: [512, 512] }); console.log(s.url);`;
 const server = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
@@ -74,7 +70,7 @@ for (const b of budgets) {
   console.log(`| ${b} MiB | ${f(out.held)} (${f(out.peakHeld)}) MiB | ${out.perArray.map(f).join(" / ")} | ${out.evictions} | ${f(out.moduleMemory)} MiB | ${f(out.rss)} MiB | ${out.wrong} |`);
 }
 server.kill();
-const file = opt("out", path.join(here, "results", `budget-${results.date.slice(0, 10)}.json`));
+const file = option("out", path.join(here, "results", `budget-${results.date.slice(0, 10)}.json`));
 fs.mkdirSync(path.dirname(file), { recursive: true });
 fs.writeFileSync(file, JSON.stringify(results, null, 1));
 console.log(`saved ${path.relative(repo, file)}`);

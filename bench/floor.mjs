@@ -17,23 +17,19 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
-import { commit, machine } from "./results.mjs";
+import { commit, machine, option } from "./results.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const file = path.resolve(opt("file", path.join(here, "data-hdf5/climate.nc")));
+const file = path.resolve(option("file", path.join(here, "data-hdf5/climate.nc")));
 if (!fs.existsSync(file)) throw new Error(`${file} is missing (bench/hdf5.mjs writes climate.nc; bench/tiff.mjs the COGs)`);
-const arrayPath = opt("path", undefined);
-const steps = Number(opt("steps", "8"));
+const arrayPath = option("path", undefined);
+const steps = Number(option("steps", "8"));
 const whole = args.includes("--whole");
-const [latencyMs, mbps] = opt("link", "40:200").split(":").map(Number);
-const pkgDir = path.resolve(opt("pkg", path.join(repo, "pkg")));
-const workers = opt("workers", undefined);
+const [latencyMs, mbps] = option("link", "40:200").split(":").map(Number);
+const pkgDir = path.resolve(option("pkg", path.join(repo, "pkg")));
+const workers = option("workers", undefined);
 
 const serve = (argv) =>
   new Promise((ok) => {
@@ -90,7 +86,7 @@ console.log(`${what}, link ${latencyMs} ms / ${mbps} Mbit/s, ${steps} reads:`);
 console.log(`  shardfetch get ${read.toFixed(1)} ms (${out.rows.map((r) => r.read.toFixed(0)).join(" ")}), ${median(out.rows.map((r) => r.requests))} request(s), ${(bytes / 1e6).toFixed(2)} MB`);
 console.log(`  plain fetch of the same ranges ${plain.toFixed(1)} ms (${out.rows.map((r) => r.plain.toFixed(0)).join(" ")}): ${(read / plain).toFixed(2)}× it`);
 console.log(`  formula floor (one round trip + bytes at the link's rate) ${formula.toFixed(0)} ms: ${(read / formula).toFixed(2)}× it`);
-const outFile = opt("out", undefined);
+const outFile = option("out", undefined);
 if (outFile) {
   fs.mkdirSync(path.dirname(path.resolve(outFile)), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify({ date: new Date().toISOString(), command: ["node", "bench/floor.mjs", ...args].join(" "), commit: commit(), machine: machine(), what, link: { latencyMs, mbps }, rows: out.rows, medians: { read, plain, bytes, formula } }, null, 1));

@@ -8,6 +8,13 @@ import { fileURLToPath } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/** `--name value` of this process's arguments, or `dflt`. */
+export function option(name, dflt) {
+  const args = process.argv.slice(2);
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+}
+
 /** The commit measured, "+dirty" when tracked files differ from it. */
 export function commit() {
   const git = (...a) => execFileSync("git", a, { cwd: repo, encoding: "utf8" }).trim();

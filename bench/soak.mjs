@@ -19,16 +19,12 @@ import { spawn } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import http from "node:http";
 import os from "node:os";
-import { commit, machine } from "./results.mjs";
+import { commit, machine, option } from "./results.mjs";
 import { CHROMIUM, CHROMIUM_ARGS } from "../tests/js/chromium.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "..");
 const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
 const GiB = 2 ** 30;
 /** memoryStats() at the end of a session, in a line (builds that have it). */
 const memoryLine = (m) =>
@@ -36,10 +32,10 @@ const memoryLine = (m) =>
     ? `  memoryStats: held ${(m.held / 2 ** 20).toFixed(1)} of ${(m.budget / 2 ** 20).toFixed(0)} MiB (${Object.entries(m.caches).map(([k, v]) => `${k} ${(v / 2 ** 20).toFixed(1)}`).join(", ")}), ${m.evictions} evictions, module memory ${(m.moduleMemory / 2 ** 20).toFixed(0)} MiB, workers ${m.workers.map((w) => (w.memory / 2 ** 20).toFixed(0)).join("/") || "none"} MiB (${m.workersRecycled} replaced)`
     : "  memoryStats: not in this build";
 const MiB = 2 ** 20;
-const target = Number(opt("gib", "10")) * GiB;
-const envs = opt("env", "node,chromium").split(",");
+const target = Number(option("gib", "10")) * GiB;
+const envs = option("env", "node,chromium").split(",");
 const storm = args.includes("--storm");
-const pkgDir = path.resolve(opt("pkg", path.join(repo, "pkg")));
+const pkgDir = path.resolve(option("pkg", path.join(repo, "pkg")));
 const pkgUrl = pathToFileURL(path.join(pkgDir, "index.js")).href;
 
 /** The synthetic data server, in its own process (its buffers are not the reader's memory). */
@@ -235,7 +231,7 @@ if (storm) {
   console.log(`abort storm (20 × 1,000 reads, 90 % aborted): RSS round 1 ${r.rounds[0].rss.toFixed(0)} MiB → round 20 ${r.rounds[19].rss.toFixed(0)} MiB; JS heap ${r.rounds[0].heap.toFixed(1)} → ${r.rounds[19].heap.toFixed(1)} MiB; after a warm-up round`);
 }
 
-const out = opt("out", path.join(here, "results", `soak-${results.date.slice(0, 10)}.json`));
+const out = option("out", path.join(here, "results", `soak-${results.date.slice(0, 10)}.json`));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, JSON.stringify(results, null, 1));
 console.log(`saved ${path.relative(repo, out)}`);
