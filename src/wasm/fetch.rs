@@ -6,6 +6,7 @@ use crate::core::transport::limit::{dispatch, Limiter};
 use crate::core::transport::http::Early;
 use crate::core::transport::{CacheMode, Condition, HttpClient, Method, Request, Response};
 use crate::core::{Error, ErrorCode, Result};
+use super::origins::limiter;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::rc::Rc;
@@ -209,8 +210,6 @@ pub fn now() -> f64 {
         None => js_sys::Date::now(),
     })
 }
-
-pub use super::origins::limiter;
 
 std::thread_local! {
     static CLIENTS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
