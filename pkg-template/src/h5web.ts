@@ -191,28 +191,6 @@ function entityOf(node: Group | ShardedArray, path: string, shapeOf: ShapeOf): H
   };
 }
 
-/** Elements of `data` in C order of `shape` (a read's `stride` may be wider). */
-function compact<T>(data: ArrayLike<T> & { slice?: unknown }, shape: number[], stride: number[], inner: number): ArrayLike<T> {
-  const n = shape.reduce((x, y) => x * y, 1);
-  let expected = inner;
-  let contiguous = true;
-  for (let k = shape.length - 1; k >= 0; k--) {
-    if (shape[k] > 1 && stride[k] !== expected) contiguous = false;
-    expected *= shape[k];
-  }
-  if (contiguous) return data.length === n * inner ? data : (data as unknown as { subarray?: (a: number, b: number) => ArrayLike<T>; slice: (a: number, b: number) => ArrayLike<T> }).slice(0, n * inner);
-  const out: T[] = [];
-  const idx = new Array<number>(shape.length).fill(0);
-  for (let e = 0; e < n; e++) {
-    let off = 0;
-    for (let k = 0; k < shape.length; k++) off += idx[k] * stride[k];
-    for (let t = 0; t < inner; t++) out.push(data[off + t]);
-    for (let k = shape.length - 1; k >= 0 && ++idx[k] === shape[k]; k--) idx[k] = 0;
-  }
-  const Ctor = (data as { constructor: unknown }).constructor as { from?: (a: T[]) => ArrayLike<T> };
-  return !Array.isArray(data) && Ctor.from ? Ctor.from(out) : out;
-}
-
 /** An IEEE half's value (where there is no Float16Array, reads give the raw bits). */
 function half(bits: number): number {
   const e = (bits >> 10) & 31;
@@ -270,10 +248,10 @@ function fieldsAt(view: DataView, at: number, fields: ShardedArray["fields"], it
 function valueOf(a: ShardedArray, r: { data: ArrayLike<unknown>; shape: number[]; stride: number[] }, scalar: boolean): unknown {
   const d = a.dtype;
   const inner = d === "complex64" || d === "complex128" ? 2 : d === "structured" || d === "raw_bytes" ? a.itemSize : 1;
-  // A trailing element axis (complex, raw, structured) is part of `shape`/`stride`.
+  // A trailing element axis (complex, raw, structured) is part of `shape`. A region read is
+  // C-ordered and exactly its elements (`Assembly::finish`): flat as h5web wants it.
   const shape = inner > 1 ? r.shape.slice(0, -1) : r.shape;
-  const stride = inner > 1 ? r.stride.slice(0, -1) : r.stride;
-  let flat = compact(r.data, shape, stride, inner) as ArrayLike<unknown>;
+  let flat = r.data;
   const n = shape.reduce((x, y) => x * y, 1);
   if (inner === 2) {
     const c = flat as ArrayLike<number>;
