@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the npm package into pkg/: Rust → wasm32 → wasm-bindgen (--target web) → wasm-opt
 # (binaryen from npm, never Debian's) → TypeScript wrapper (pkg-template/src) → package files.
-# The decoders kept out of the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3) are wasm modules of
+# The decoders kept out of the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3), and the map adapters' raster module, are wasm modules of
 # their own in pkg/wasm/decoders/, plain exports, no glue (decoders/abi).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -14,7 +14,7 @@ WASM_IN="$TARGET_DIR/wasm32-unknown-unknown/release/shardfetch.wasm"
 OUT="${SHARDFETCH_OUT:-pkg}"
 # The decoders kept out of the module: each a wasm module of its own (decoders/<name>), fetched
 # when an opened array names it.
-DECODERS="jpeg png jxl bz2 lzma pcodec compresso parquet hdf5 webp lerc tiff ccitt netcdf3"
+DECODERS="jpeg png jxl bz2 lzma pcodec compresso parquet hdf5 webp lerc tiff ccitt netcdf3 raster"
 # Features wasm-opt may use: what rustc enables by default for wasm32-unknown-unknown (binaryen
 # also reads the module's target_features section). Keep in sync if rustc's defaults change.
 WASM_FEATURES="--enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue"

@@ -26,6 +26,7 @@ const URLS: Record<string, () => URL> = {
   tiff: () => new URL("./wasm/decoders/tiff.wasm", import.meta.url),
   ccitt: () => new URL("./wasm/decoders/ccitt.wasm", import.meta.url),
   netcdf3: () => new URL("./wasm/decoders/netcdf3.wasm", import.meta.url),
+  raster: () => new URL("./wasm/decoders/raster.wasm", import.meta.url),
 };
 
 /** Loads under way (a failed one is forgotten: the next open tries again). */

@@ -1,5 +1,5 @@
 /**
- * Running the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3): each a wasm
+ * Running the decoders kept outside the module (jpeg, png, jxl, bz2, lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3; and the map adapters' raster module): each a wasm
  * module of its own (`wasm/decoders/<name>.wasm`, exports only: `decoders/abi`), instantiated on
  * each thread that decodes — this one, each decoding worker — and called synchronously by the
  * module's codec chain (`WasmDecoders`). Where the modules come from is `decoder-urls.ts` (the

@@ -19,6 +19,8 @@ export { memoryStats, type MemoryStats } from "./memory.js";
 export { trapForTesting as __trapForTesting, wasmMemoryBytesForTesting as __wasmMemoryBytesForTesting } from "./module.js";
 export { trapWorkerForTesting as __trapWorkerForTesting } from "./decoding.js";
 export { setAutoWarmUp, warmUp, type WarmUpReport } from "./warmup.js";
+/** @internal The map adapters' pixel work (`shardfetch/openlayers`, `shardfetch/maplibre`). */
+export { composeTile as __composeTile, paintTile as __paintTile, prepareRaster as __prepareRaster } from "./raster.js";
 export type {
   ArrayStats,
   ChunkResult,

@@ -12,7 +12,7 @@
  * @packageDocumentation
  */
 // From the package's entry (kept external in the build): one instance of the module, shared.
-import { Group, open, openMultiscale, ShardfetchError } from "./index.js";
+import { __paintTile as paintTile, __prepareRaster as prepareRaster, Group, open, openMultiscale, ShardfetchError } from "./index.js";
 import type { OpenOptions, ShardedArray, TypedArray } from "./index.js";
 
 /** Half the width of the Web Mercator world, in metres. */
@@ -174,10 +174,14 @@ async function openRaster(url: string, options: OpenOptions): Promise<Raster> {
   }
 }
 
-/** How one raster's values become RGBA. */
+/** How one raster's values become RGBA (drawn by the module: `paintTile`). */
 interface Painter {
   bands: number[];
-  paint(v: number[], out: Uint8ClampedArray, o: number): void;
+  lo: number;
+  span: number;
+  nodata: number | null;
+  /** A colour map's 256 RGB triples; none for RGB(A). */
+  lut?: Uint8Array;
 }
 
 function painterOf(r: Raster, opts: RenderOptions): Painter {
@@ -192,34 +196,13 @@ function painterOf(r: Raster, opts: RenderOptions): Painter {
     min ??= 0;
     max ??= 255;
   }
-  const nodata = opts.nodata ?? r.nodata;
+  const nodata = opts.nodata ?? r.nodata ?? null;
   const span = max - min || 1;
-  const lo = min;
-  const blank = (v: number[]) => v.every((x) => Number.isNaN(x) || x === nodata);
-  if (rgb) {
-    return {
-      bands,
-      paint(v, out, o) {
-        if (blank(v)) return;
-        for (let k = 0; k < 3; k++) out[o + k] = ((v[k] - lo) / span) * 255;
-        out[o + 3] = v.length > 3 ? ((v[3] - lo) / span) * 255 : 255;
-      },
-    };
-  }
+  if (rgb) return { bands, lo: min, span, nodata };
   const name = opts.colormap ?? "grey";
   const lut = new Uint8Array(256 * 3);
   for (let i = 0; i < 256; i++) lut.set(colorAt(name, i / 255), i * 3);
-  return {
-    bands,
-    paint(v, out, o) {
-      if (blank(v)) return;
-      const i = 3 * Math.round(Math.min(1, Math.max(0, (v[0] - lo) / span)) * 255);
-      out[o] = lut[i];
-      out[o + 1] = lut[i + 1];
-      out[o + 2] = lut[i + 2];
-      out[o + 3] = 255;
-    },
-  };
+  return { bands, lo: min, span, nodata, lut };
 }
 
 /** The level drawn at zoom `z`: the coarsest at or finer than `z`, else the finest. */
@@ -252,22 +235,17 @@ async function tileOf(r: Raster, painter: Painter, z: number, x: number, y: numb
   const r1 = Math.min(H, at(cy, TILE - 1) + 1);
   if (c0 >= c1 || r0 >= r1) return out;
   const got = await l.array.get(n === 3 ? [null, [r0, r1], [c0, c1]] : [[r0, r1], [c0, c1]], { signal });
-  const data = got.data as TypedArray;
-  const [sb, sy, sx] = n === 3 ? got.stride : [0, ...got.stride];
-  const bands = painter.bands.map((b) => b * sb);
-  const v = new Array<number>(bands.length);
-  for (let j = 0; j < TILE; j++) {
-    const row = at(cy, j);
-    if (row < r0 || row >= r1) continue;
-    for (let i = 0; i < TILE; i++) {
-      const col = at(cx, i);
-      if (col < c0 || col >= c1) continue;
-      const p = (row - r0) * sy + (col - c0) * sx;
-      for (let k = 0; k < bands.length; k++) v[k] = Number(data[bands[k] + p]);
-      painter.paint(v, out, (j * TILE + i) * 4);
-    }
-  }
-  return out;
+  const strides: [number, number, number] = n === 3 ? [got.stride[0], got.stride[1], got.stride[2]] : [0, got.stride[0], got.stride[1]];
+  return paintTile(r.url, TILE, {
+    data: got.data as TypedArray,
+    dtype: l.array.dtype,
+    strides,
+    rows: [r0, r1],
+    cols: [c0, c1],
+    corner: [cx, cy],
+    scale: s,
+    ...painter,
+  });
 }
 
 /** What `shardfetch://<url>/{z}/{x}/{y}?…` names. */
@@ -318,6 +296,7 @@ export function createProtocol(options: ProtocolOptions = {}): Protocol {
   const raster = (url: string) => {
     let p = rasters.get(url);
     if (!p) {
+      prepareRaster(); // beside the file's metadata, not after the first tile's values
       p = openRaster(url, openOptions);
       rasters.set(url, p);
       // A file that cannot be drawn fails every tile at once; a network failure is tried again.

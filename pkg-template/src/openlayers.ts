@@ -17,8 +17,9 @@ import type { ProjectionLike } from "ol/proj.js";
 import { fromCode as unitsFromCode } from "ol/proj/Units.js";
 import { fromProjectionCode } from "ol/proj/proj4.js";
 // From the package's entry (kept external in the build): one instance of the module, shared.
-import { Group, open, openMultiscale, ShardedArray, ShardfetchError } from "./index.js";
-import type { OpenOptions } from "./index.js";
+import { __composeTile as composeTile, __prepareRaster as prepareRaster, Group, open, openMultiscale, ShardedArray, ShardfetchError } from "./index.js";
+import type { OpenOptions, TypedArray } from "./index.js";
+import type { BandPlace } from "./raster.js";
 
 /** One file (or store) and what to take from it, as `ol/source/GeoTIFF`'s `SourceInfo`. */
 export interface SourceInfo {
@@ -88,18 +89,8 @@ const DTYPE_MAX: Record<string, number> = {
   uint32: 4294967295,
   float32: 3.4e38,
 };
-/** The planes a tile's bands are gathered in (geotiff.js's: the file's sample type). */
-type Plane = Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array | Uint32Array | Float32Array | Float64Array;
-const TYPED: Record<string, new (n: number) => Plane> = {
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int16: Int16Array,
-  uint16: Uint16Array,
-  int32: Int32Array,
-  uint32: Uint32Array,
-  float32: Float32Array,
-  float64: Float64Array,
-};
+/** The sample types drawn (geotiff.js's). */
+const DRAWN = new Set(["int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64"]);
 
 /** GeoKeyDirectory (tag 34735) as key → value, for the values held in the directory itself. */
 function geoKeys(tags: Record<string, unknown> | undefined): Map<number, number> {
@@ -252,7 +243,7 @@ async function describe(info: SourceInfo, options: OpenOptions, url: string, lev
   if (n !== 2 && n !== 3) {
     throw new ShardfetchError("UnsupportedFormat", `${url}: OpenLayers draws [band,] y, x; this array has ${n} dimensions`, { url });
   }
-  if (!TYPED[a.dtype]) {
+  if (!DRAWN.has(a.dtype)) {
     throw new ShardfetchError("UnsupportedDataType", `${url}: OpenLayers does not draw ${a.dtype}`, { url });
   }
   const bandCount = n === 3 ? a.shape[0] : 1;
@@ -322,6 +313,7 @@ export class ShardfetchSource extends DataTileSource {
     this.setKey(this.#info.map((s) => [s.url, s.path ?? "", s.variable ?? ""].join("|")).join(","));
     // A page that never asks for the view is not told of its rejection as unhandled.
     this.getView().catch(() => {});
+    prepareRaster();
     this.#configure(options.openOptions ?? {}).catch((e: unknown) => {
       this.#error = e instanceof Error ? e : new Error(String(e));
       for (const o of this.#opened) o.levels.forEach((a) => a.close());
@@ -457,40 +449,26 @@ export class ShardfetchSource extends DataTileSource {
     });
   }
 
-  /** Tile (z, x, y): each source's bands read by shardfetch, composed as ol/source/GeoTIFF does. */
+  /** Tile (z, x, y): each source's bands read by shardfetch, composed (by the module) as ol/source/GeoTIFF does. */
   async #loadTile(z: number, x: number, y: number, { signal }: LoaderOptions): Promise<Uint8Array | Float32Array> {
     const [tw, th] = this.getTileSize(z);
-    const pixels = tw * th;
-    const planes = await Promise.all(
-      this.#opened.map(async (o, s) => {
+    const places = await Promise.all(
+      this.#opened.map(async (o, s): Promise<(BandPlace | null)[]> => {
         const a = o.levels[o.levels.length - 1 - z];
         const bands = this.#bands[s];
-        // One plane per band, the tile's size, holding the fill (nodata, else 0) past the image.
-        const Typed = TYPED[a.dtype];
-        const out = bands.map((b) => {
-          const p = new Typed(pixels);
-          if (b.nodata !== null) p.fill(b.nodata);
-          return p;
-        });
         const [H, W] = a.shape.slice(-2);
-        // Rows of the tile, top down; stored bottom up when flipped.
+        // Rows of the tile, top down; stored bottom up when flipped. Past the image: each band's fill.
         const t0 = y * th;
         const t1 = Math.min(t0 + th, H);
         const [r0, r1] = o.flip ? [H - t1, H - t0] : [t0, t1];
         const c0 = x * tw;
         const c1 = Math.min(c0 + tw, W);
-        if (r0 >= r1 || c0 >= c1) return out;
-        const rows = r1 - r0;
-        const cols = c1 - c0;
-        /** Copies band `index` of `r` (its band `index - lo`) into `p`. */
-        const copy = (r: { data: unknown; stride: number[] }, index: number, lo: number, p: Plane) => {
-          const data = r.data as ArrayLike<number>;
-          const [sy, sx] = r.stride.slice(-2);
-          const base = o.bandAxis !== null ? (index - lo) * r.stride[0] : 0;
-          for (let i = 0; i < rows; i++) {
-            const from = base + (o.flip ? rows - 1 - i : i) * sy;
-            for (let j = 0; j < cols; j++) p[i * tw + j] = data[from + j * sx];
-          }
+        if (r0 >= r1 || c0 >= c1) return bands.map(() => null);
+        /** Band `index` of `r` (which holds bands from `lo`). */
+        const place = (r: { data: unknown; stride: number[] }, index: number, lo: number): BandPlace => {
+          const [rowStride, colStride] = r.stride.slice(-2);
+          const offset = o.bandAxis !== null ? (index - lo) * r.stride[0] : 0;
+          return { data: r.data as TypedArray, dtype: a.dtype, offset, rowStride, colStride, rows: r1 - r0, cols: c1 - c0, flip: o.flip };
         };
         const chunk = a.chunkShape;
         const [ch, cw] = chunk ? chunk.slice(-2) : [0, 0];
@@ -499,12 +477,10 @@ export class ShardfetchSource extends DataTileSource {
           // are read together (neighbours share requests).
           if (o.bandAxis === null || chunk[0] !== 1) {
             const r = await a.getChunk(o.bandAxis === null ? [y, x] : [0, y, x], { signal });
-            bands.forEach((b, k) => copy(r, b.index, 0, out[k]));
-          } else {
-            const rs = await Promise.all(bands.map((b) => a.getChunk([b.index, y, x], { signal })));
-            bands.forEach((b, k) => copy(rs[k], b.index, b.index, out[k]));
+            return bands.map((b) => place(r, b.index, 0));
           }
-          return out;
+          const rs = await Promise.all(bands.map((b) => a.getChunk([b.index, y, x], { signal })));
+          return bands.map((b, k) => place(rs[k], b.index, b.index));
         }
         let lo = 0;
         let hi = 1;
@@ -514,43 +490,10 @@ export class ShardfetchSource extends DataTileSource {
         }
         const sel: Array<[number, number]> = o.bandAxis !== null ? [[lo, hi], [r0, r1], [c0, c1]] : [[r0, r1], [c0, c1]];
         const r = await a.get(sel, { signal });
-        bands.forEach((b, k) => copy(r, b.index, lo, out[k]));
-        return out;
+        return bands.map((b) => place(r, b.index, lo));
       }),
     );
-
-    const normalize = this.#normalize;
-    const hasAlpha = this.hasAlpha;
-    const bandCount = this.bandCount;
-    const data = normalize ? new Uint8Array(pixels * bandCount) : new Float32Array(pixels * bandCount);
-    let d = 0;
-    for (let px = 0; px < pixels; px++) {
-      let transparent = hasAlpha;
-      for (let s = 0; s < planes.length; s++) {
-        const bands = this.#bands[s];
-        for (let k = 0; k < bands.length; k++) {
-          const v = planes[s][k][px] as number;
-          const b = bands[k];
-          const value = normalize ? Math.min(255, Math.max(0, b.gain * v + b.bias)) : v;
-          if (!hasAlpha) {
-            data[d] = value;
-          } else {
-            const nd = b.nodata;
-            // (A band without nodata counts as data, as in ol/source/GeoTIFF.)
-            if (nd === null || (Number.isNaN(nd) ? !Number.isNaN(v) : v !== nd)) {
-              transparent = false;
-              data[d] = value;
-            }
-          }
-          d++;
-        }
-      }
-      if (hasAlpha) {
-        if (!transparent) data[d] = 255;
-        d++;
-      }
-    }
-    return data;
+    return composeTile(this.#opened[0]?.url ?? "", tw, th, this.#bands.flat(), places.flat(), this.#normalize, this.hasAlpha);
   }
 }
 

@@ -64,6 +64,7 @@ async function draw(which, cfg, then) {
   tab.on("pageerror", (e) => problems.push(String(e)));
   try {
     const q = new URLSearchParams({ cfg: JSON.stringify({ ...cfg, which }) });
+    const from = page.log.length;
     await tab.goto(`${page.url}/app/index.html?${q}`);
     await tab.waitForFunction(() => window.__drawn || window.__error, null, { timeout: 60000 });
     const err = await tab.evaluate(() => window.__error);
@@ -72,7 +73,9 @@ async function draw(which, cfg, then) {
     assert.deepEqual([shot.width, shot.height], [W, H]);
     const info = await tab.evaluate(() => window.__drawn);
     const out = then ? await then(tab) : undefined;
-    return { shot, info, out };
+    // The wasm modules the page fetched (the raster module draws shardfetch's tiles).
+    const wasm = page.log.slice(from).filter((e) => e.path.endsWith(".wasm")).map((e) => path.basename(e.path, ".wasm"));
+    return { shot, info, out, wasm };
   } finally {
     await tab.close();
   }
@@ -97,6 +100,7 @@ async function same(label, cfg, allow = 0) {
   const sf = await draw("sf", cfg);
   assert.equal(ol.error, undefined, `ol/source/GeoTIFF: ${JSON.stringify(ol.error)} ${ol.problems}`);
   assert.equal(sf.error, undefined, `shardfetch/openlayers: ${JSON.stringify(sf.error)} ${sf.problems}`);
+  assert.equal(sf.wasm.filter((m) => m === "raster").length, 1, `shardfetch's page fetched ${sf.wasm}: the raster module once`);
   assert.deepEqual(sf.info.resolutions, ol.info.resolutions, "the tile grids' resolutions");
   assert.equal(sf.info.bandCount, ol.info.bandCount, "bands handed to WebGLTile");
   assert.equal(sf.info.projection, ol.info.projection);

@@ -1,7 +1,8 @@
 //! The calling convention of shardfetch's decoder modules. Each decoder (jpeg, png, jxl, bz2,
 //! lzma, pcodec, compresso, parquet, hdf5, webp, lerc, tiff, ccitt, netcdf3) is a crate of its
 //! own: natively a function, `decode(input, args)`; compiled to
-//! wasm32, a module of its own in the npm package, loaded only when an opened array names it.
+//! wasm32, a module of its own in the npm package, loaded only when an opened array names it
+//! (and `raster`, the map adapters' pixel work, loaded when an adapter draws its first tile).
 //! [`export_decoder!`] gives the module its exports (no imports, no JS glue):
 //!
 //! - `input(n) -> ptr`: room for `n` input bytes in the module's memory (zeroed), to write into;
