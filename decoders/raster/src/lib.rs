@@ -32,7 +32,11 @@ fn zeroed(n: usize) -> Result<Vec<u8>> {
 
 /// The module's entry: `args[0]` the operation, `args[1]` how many f64 parameters lead the input.
 pub fn decode(input: &[u8], args: &[f64]) -> Result<Vec<u8>> {
-    let n = count(args, 1, "parameters")? as usize;
+    let n = count(args, 1, "parameters")?;
+    if n > input.len() as u64 {
+        return err(format!("{n} parameters in {} bytes", input.len()));
+    }
+    let n = n as usize;
     let head = n
         .checked_mul(8)
         .filter(|&h| h <= input.len())
@@ -80,7 +84,7 @@ pub fn compose(p: &[f64], payload: &[u8]) -> Result<Vec<u8>> {
     const PER: usize = 14;
     let (w, h) = (whole(p, 0, "width")?, whole(p, 1, "height")?);
     let (normalize, alpha) = (num(p, 2)? != 0.0, num(p, 3)? != 0.0);
-    let nb = whole(p, 4, "bands")? as usize;
+    let nb = whole(p, 4, "bands")?.min(p.len() as u64) as usize;
     if p.len() != 5 + nb * PER || w > u32::MAX as u64 || h > u32::MAX as u64 {
         return err(format!("{} parameters for {nb} bands of {w}×{h}", p.len()));
     }
@@ -121,7 +125,7 @@ pub fn paint(p: &[f64], payload: &[u8]) -> Result<Vec<u8>> {
     if p.len() < 18 {
         return err(format!("{} parameters for a tile", p.len()));
     }
-    let nb = whole(p, 17, "bands")? as usize;
+    let nb = whole(p, 17, "bands")?.min(p.len() as u64) as usize;
     if p.len() != 18 + nb {
         return err(format!("{} parameters for {nb} bands", p.len()));
     }
@@ -634,5 +638,60 @@ mod entry {
         let out = decode(&input(&params, &payload), &[2.0, params.len() as f64]).unwrap();
         // 7 / 14 · 255 = 127.5 → entry 128.
         assert_eq!(out, [128, 128, 128, 255, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    }
+
+    /// Whatever the parameters and bytes, an answer or a failure: never a panic (a trap would
+    /// stop the module's instance).
+    #[test]
+    fn any_input_is_an_answer_or_a_failure() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let pick = |r: u64| -> f64 {
+            match r % 12 {
+                0 => 0.0,
+                1 => 1.0,
+                2 => 2.0,
+                3 => (r >> 8) as f64 % 300.0,
+                4 => f64::NAN,
+                5 => -1.0,
+                6 => 1e18,
+                7 => 0.5,
+                8 => 14.0,
+                9 => 768.0,
+                10 => f64::INFINITY,
+                _ => (r >> 8) as f64 % 9.0,
+            }
+        };
+        let mut ok = [0u32; 2];
+        for round in 0..20_000 {
+            let op = 1 + round % 2;
+            let n = if op == 1 { 5 + 14 * (next() % 3) } else { 18 + [1, 3, 4, 0, 2][(next() % 5) as usize] };
+            let mut params: Vec<f64> = (0..n).map(|_| pick(next())).collect();
+            if op == 1 {
+                params[4] = ((n - 5) / 14) as f64;
+                params[0] = (next() % 20) as f64;
+                params[1] = (next() % 20) as f64;
+            } else {
+                params[17] = (n - 18) as f64;
+                params[0] = (next() % 40) as f64;
+                params[16] = (n == 19) as u8 as f64;
+                for k in (2..9).chain(18..n as usize) {
+                    if next() % 4 != 0 {
+                        params[k] = (next() % 6) as f64;
+                    }
+                }
+            }
+            let payload: Vec<u8> = (0..next() % 2000).map(|_| next() as u8).collect();
+            if decode(&input(&params, &payload), &[op as f64, params.len() as f64]).is_ok() {
+                ok[op as usize - 1] += 1;
+            }
+        }
+        // Some of each operation get through: the paths past the checks are exercised.
+        assert!(ok.iter().all(|&k| k > 100), "{ok:?} answers");
     }
 }
