@@ -11,6 +11,7 @@ extern crate alloc;
 pub mod bitshuffle;
 pub mod blosclz;
 pub mod crc;
+pub mod half;
 pub mod inflate;
 pub mod lookup3;
 pub mod lz4;

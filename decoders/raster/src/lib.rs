@@ -225,7 +225,7 @@ impl Values<'_> {
             Sample::I16 => i16::from_le_bytes([b[0], b[1]]) as f64,
             Sample::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
             Sample::I32 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
-            Sample::F16 => half(u16::from_le_bytes([b[0], b[1]])),
+            Sample::F16 => shardfetch_kernels::half::to_f64(u16::from_le_bytes([b[0], b[1]])),
             Sample::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64,
             Sample::U64 => u64::from_le_bytes(b) as f64,
             Sample::I64 => i64::from_le_bytes(b) as f64,
@@ -249,19 +249,6 @@ impl Values<'_> {
                 self.len()
             )),
         }
-    }
-}
-
-/// An IEEE half-precision number's value.
-fn half(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = (h >> 10) & 0x1f;
-    let m = (h & 0x3ff) as f64;
-    sign * match e {
-        0 => m * (2f64).powi(-24),
-        31 if m == 0.0 => f64::INFINITY,
-        31 => f64::NAN,
-        _ => (1.0 + m / 1024.0) * (2f64).powi(e as i32 - 15),
     }
 }
 
@@ -518,15 +505,6 @@ mod tests {
         // Past the image: the fill is the nodata, so transparent.
         assert_eq!(&t[6..8], &[0, 0]);
         assert!(t[16..].iter().all(|&b| b == 0));
-    }
-
-    #[test]
-    fn halves() {
-        assert_eq!(
-            [0x3c00, 0xc000, 0x0001, 0x7bff, 0x7c00].map(half),
-            [1.0, -2.0, 2f64.powi(-24), 65504.0, f64::INFINITY]
-        );
-        assert!(half(0x7e00).is_nan());
     }
 
     #[test]

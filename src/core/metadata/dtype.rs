@@ -3,6 +3,9 @@ use crate::core::error::{err, Error, ErrorCode, Result};
 use crate::core::json::{base64, Value};
 use alloc::format;
 use alloc::vec::Vec;
+/// A float16's value (one conversion for the core and the raster module).
+pub use shardfetch_kernels::half::to_f64 as f16_bits_to_f64;
+use shardfetch_kernels::half::pow2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DataType {
@@ -635,22 +638,6 @@ fn hex_bits(v: &Value, size: usize) -> Option<u64> {
         return None;
     }
     u64::from_str_radix(s, 16).ok()
-}
-
-pub fn f16_bits_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = ((h >> 10) & 0x1f) as i32;
-    let frac = (h & 0x3ff) as f64;
-    match exp {
-        0 => sign * frac * pow2(-24),
-        0x1f if frac == 0.0 => sign * f64::INFINITY,
-        0x1f => f64::NAN,
-        e => sign * (1.0 + frac / 1024.0) * pow2(e - 15),
-    }
-}
-
-fn pow2(e: i32) -> f64 {
-    f64::from_bits(((1023 + e) as u64) << 52)
 }
 
 /// Round-to-nearest-even conversion, as numpy does.

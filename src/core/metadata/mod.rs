@@ -3,7 +3,7 @@
 //! chunk grids and chunk key encodings. Codecs are described (names and configurations), not
 //! built. No I/O.
 //!
-//! May import: `error`, `nd`, `json`.
+//! May import: `error`, `nd`, `json` (and the kernels crate's float16 conversion).
 pub mod array;
 pub mod consolidated;
 pub mod documents;
