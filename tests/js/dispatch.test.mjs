@@ -107,13 +107,27 @@ test("a tiny-chunk sweep behind maxInFlight: queued reads of one shard leave as 
 
 test("an aborted read among merged ones: the others get their values, it rejects", async () => {
   const cf = counting();
-  const arr = await api.openArray(`${server.url}/fixtures/${c.path}`, { fetch: cf.fetch, maxInFlight: 1 });
+  // Chunk requests (not the shards' indexes, their first 256 bytes) held until the aborts are
+  // made: no read can have its values before, however slow the machine.
+  let release;
+  const gate = new Promise((r) => (release = r));
+  let held = 0;
+  const gated = (input, init) => {
+    const range = init?.headers?.Range ?? "";
+    if (range === "" || range === "bytes=0-255") return cf.fetch(input, init);
+    held++;
+    return gate.then(() => cf.fetch(input, init));
+  };
+  const arr = await api.openArray(`${server.url}/fixtures/${c.path}`, { fetch: gated, maxInFlight: 1 });
   // The chunks of the first shard row; every third one aborted while it waits.
   const coords = grid().filter(([i]) => i < 4);
   const controllers = new Map(coords.map((k, i) => [k, i % 3 === 1 ? new AbortController() : null]));
   const reads = sweep(arr, coords, (k) => controllers.get(k)?.signal);
-  await new Promise((r) => setTimeout(r, 1));
+  for (const t0 = Date.now(); held === 0; await new Promise((r) => setTimeout(r, 2))) {
+    assert.ok(Date.now() - t0 < 20_000, "no chunk request left");
+  }
   for (const ctl of controllers.values()) ctl?.abort();
+  release();
   const got = await reads;
   let checked = 0;
   let aborted = 0;
