@@ -183,8 +183,17 @@ test("a merged request ends when every read it serves was aborted, not before", 
   held[0].go();
   await until("the merged request", () => held.length === 2);
   const merged = held[1];
-  // What the first answer serves settles; the others wait for the merged request alone.
-  await new Promise((r) => setTimeout(r, 50));
+  // What the first answer serves settles (the chunks its range holds, by the shard's index on
+  // disk); the others wait for the merged request alone.
+  const shard = await fsp.readFile(path.join(fixturesDir, "data", c.path, "c/0/0"));
+  const inRange = (range, i) => {
+    const [a, b] = range.slice("bytes=".length).split("-").map(Number);
+    const [ci, cj] = coords[i];
+    const off = Number(shard.readBigUInt64LE((ci * 4 + cj) * 16));
+    const len = Number(shard.readBigUInt64LE((ci * 4 + cj) * 16 + 8));
+    return off >= a && off + len - 1 <= b;
+  };
+  await until("the reads the first answer serves", () => coords.every((_, i) => !inRange(held[0].range, i) || outcome[i] !== null));
   const waiting = outcome.flatMap((o, i) => (o === null ? [i] : []));
   assert.ok(waiting.length >= 4, `${waiting.length} reads wait for ${merged.range}`);
   assert.ok(outcome.every((o) => o === null || o === "values"), JSON.stringify(outcome));
