@@ -199,10 +199,19 @@ function painterOf(r: Raster, opts: RenderOptions): Painter {
   const nodata = opts.nodata ?? r.nodata ?? null;
   const span = max - min || 1;
   if (rgb) return { bands, lo: min, span, nodata };
-  const name = opts.colormap ?? "grey";
-  const lut = new Uint8Array(256 * 3);
-  for (let i = 0; i < 256; i++) lut.set(colorAt(name, i / 255), i * 3);
-  return { bands, lo: min, span, nodata, lut };
+  return { bands, lo: min, span, nodata, lut: lutOf(opts.colormap ?? "grey") };
+}
+
+/** Colour maps' 256 RGB triples, made once per name (not per tile). */
+const luts = new Map<string, Uint8Array>();
+function lutOf(name: string): Uint8Array {
+  let lut = luts.get(name);
+  if (!lut) {
+    lut = new Uint8Array(256 * 3);
+    for (let i = 0; i < 256; i++) lut.set(colorAt(name, i / 255), i * 3);
+    luts.set(name, lut);
+  }
+  return lut;
 }
 
 /** The level drawn at zoom `z`: the coarsest at or finer than `z`, else the finest. */

@@ -58,7 +58,7 @@ pub fn set_max(url: &str, n: usize) {
 /// those not settled yet.
 #[wasm_bindgen(js_name = requestsPerOrigin)]
 pub fn requests_per_origin(n: usize) {
-    DEFAULT.with(|d| d.set(n.max(1)));
+    DEFAULT.with(|d| d.set(n)); // (the limiter keeps at least 1)
     ORIGINS.with(|m| m.borrow().iter().filter(|(_, o)| !o.settled.get()).for_each(|(_, o)| o.limiter.set_max(n)));
 }
 
