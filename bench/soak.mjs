@@ -81,26 +81,32 @@ function summary(samples, key) {
  * browsers on the machine): "rss" as the kernel counts it per process (the Chromium binary's
  * file pages once per renderer: a blank page's three renderers hold ~340 MiB), "anon" their
  * anonymous and shared-memory pages only (what they allocated), "pss" their proportional share
- * (a page shared by n processes counted 1/n in each).
+ * (a page shared by n processes counted 1/n in each). Headless Chromium runs three renderers:
+ * the browser's own WebUI (`--top-chrome-webui`), the page's (the tab: the page, its workers and
+ * their wasm), and a spare one started for the next navigation. `tab*` is the page's alone:
+ * the renderer with the most anonymous memory other than the WebUI's, its pid kept in `tab`
+ * once chosen (the page has then loaded; the spare stays empty).
  */
-function renderersRss(dir, kind = "rss") {
-  let total = 0;
+function renderers(dir, tab = {}) {
+  const out = { rss: 0, anon: 0, pss: 0, tabRss: 0, tabAnon: 0, tabPss: 0 };
+  const each = [];
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
       if (!cmd.includes("--type=renderer") || !cmd.includes(`--user-data-dir=${dir}`)) continue;
-      if (kind === "pss") {
-        total += Number(/Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0) * 1024;
-        continue;
-      }
       const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
       const kB = (k) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
-      total += kind === "anon" ? kB("RssAnon") + kB("RssShmem") : kB("VmRSS");
+      const pss = Number(/Pss:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0) * 1024;
+      each.push({ pid, webui: cmd.includes("--top-chrome-webui"), rss: kB("VmRSS"), anon: kB("RssAnon") + kB("RssShmem"), pss });
     } catch {
       // gone
     }
   }
-  return total;
+  for (const r of each) for (const k of ["rss", "anon", "pss"]) out[k] += r[k];
+  if (tab.pid === undefined) tab.pid = each.filter((r) => !r.webui).sort((a, b) => b.anon - a.anon)[0]?.pid;
+  const t = each.find((r) => r.pid === tab.pid);
+  if (t) Object.assign(out, { tabRss: t.rss, tabAnon: t.anon, tabPss: t.pss });
+  return out;
 }
 
 /** Chromium on `url`, headless, with a profile of its own and no DevTools client. */
@@ -189,12 +195,13 @@ if (envs.includes("chromium")) {
   const page = await reportingServer({ "/pkg/": pkgDir, "/": repo });
   const blank = await launchBare(`${page.url}/bench/soak-blank.html`);
   await new Promise((r) => setTimeout(r, 3000));
-  const base = { rss: renderersRss(blank.dir), anon: renderersRss(blank.dir, "anon"), pss: renderersRss(blank.dir, "pss") };
+  const base = renderers(blank.dir);
   blank.close();
   const browser = await launchBare(`${page.url}/bench/soak.html?server=${encodeURIComponent(data.url)}&target=${target}&report=1`);
   results.machine.chromium = browser.version;
   const samples = [];
-  const at = () => ({ rss: renderersRss(browser.dir), anon: renderersRss(browser.dir, "anon"), pss: renderersRss(browser.dir, "pss") });
+  const tab = {};
+  const at = () => renderers(browser.dir, tab);
   let end;
   let afterGc;
   page.on((m) => {
@@ -212,15 +219,15 @@ if (envs.includes("chromium")) {
   if (page.error) throw new Error(page.error);
   const r = page.result;
   const mib = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v / MiB]));
-  results.runs.chromium = { ...r, blank: mib(base), rss: summary(samples, "rss"), anon: summary(samples, "anon"), pss: summary(samples, "pss"), heap: summary(samples, "heap"), end: mib(end), afterGc: mib(afterGc), curve: ["GiB", "rss", "anon", "pss", "heap", curve(samples, ["rss", "anon", "pss", "heap"])] };
+  results.runs.chromium = { ...r, blank: mib(base), rss: summary(samples, "rss"), anon: summary(samples, "anon"), pss: summary(samples, "pss"), tabRss: summary(samples, "tabRss"), tabAnon: summary(samples, "tabAnon"), tabPss: summary(samples, "tabPss"), heap: summary(samples, "heap"), end: mib(end), afterGc: mib(afterGc), curve: ["GiB", "rss", "anon", "pss", "tabRss", "tabAnon", "heap", curve(samples, ["rss", "anon", "pss", "tabRss", "tabAnon", "heap"])] };
   console.log(`chromium ${browser.version}: ${(r.moved / GiB).toFixed(1)} GiB in ${r.seconds.toFixed(0)} s, ${r.reads} tiles (${r.aborted} aborted, ${r.wrong} wrong, ${r.failed} failed)`);
   console.log(memoryLine(r.memory));
-  console.log(`  a blank page in the same browser: rss ${(base.rss / MiB).toFixed(0)} MiB, anon ${(base.anon / MiB).toFixed(0)}, pss ${(base.pss / MiB).toFixed(0)}`);
-  for (const k of ["rss", "anon", "pss", "heap"]) {
+  console.log(`  a blank page in the same browser: rss ${(base.rss / MiB).toFixed(0)} MiB, anon ${(base.anon / MiB).toFixed(0)}, pss ${(base.pss / MiB).toFixed(0)}; its own renderer rss ${(base.tabRss / MiB).toFixed(0)}, anon ${(base.tabAnon / MiB).toFixed(0)}`);
+  for (const k of ["rss", "anon", "pss", "tabRss", "tabAnon", "tabPss", "heap"]) {
     const m = results.runs.chromium[k];
     console.log(`  ${k}: first ${m.first.toFixed(0)} MiB, peak ${m.peak.toFixed(0)}, p95 ${m.p95.toFixed(0)}, steady ${m.steady.toFixed(0)}, slope ${m.slope.toFixed(2)} MiB/GiB`);
   }
-  console.log(`  at the end rss ${(end.rss / MiB).toFixed(0)} MiB (anon ${(end.anon / MiB).toFixed(0)}, pss ${(end.pss / MiB).toFixed(0)}); after the page's gc() rss ${(afterGc.rss / MiB).toFixed(0)} (anon ${(afterGc.anon / MiB).toFixed(0)}, pss ${(afterGc.pss / MiB).toFixed(0)})`);
+  console.log(`  at the end rss ${(end.rss / MiB).toFixed(0)} MiB (anon ${(end.anon / MiB).toFixed(0)}, pss ${(end.pss / MiB).toFixed(0)}); after the page's gc() rss ${(afterGc.rss / MiB).toFixed(0)} (anon ${(afterGc.anon / MiB).toFixed(0)}, pss ${(afterGc.pss / MiB).toFixed(0)}); the page's renderer at the end ${(end.tabRss / MiB).toFixed(0)} MiB rss, after gc() ${(afterGc.tabRss / MiB).toFixed(0)}`);
 }
 
 if (storm) {
