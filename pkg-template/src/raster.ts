@@ -9,7 +9,7 @@ import { loadDecoders } from "./decoder-urls.js";
 import { ShardfetchError, toError } from "./errors.js";
 import type { TypedArray } from "./types.js";
 
-/** The module's sample type codes (`Sample::ALL` in `decoders/raster`). */
+/** The module's sample type codes (`Sample::ALL` in `decoders/raster`; decoders.test.mjs checks they agree). */
 const SAMPLES = ["uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64"];
 
 function sampleOf(dtype: string, url: string): number {

@@ -150,3 +150,33 @@ test("Node: a decoder module missing from the package's files is a typed error n
     fs.rmSync(copy, { recursive: true, force: true });
   }
 });
+
+test("the raster module reads every sample type the map adapters hand it (the wrapper's type codes and the module's agree)", async () => {
+  // Four values per type, a 2×2 tile of one band, not normalised: the module's float32 output
+  // is the values themselves. float16 as bits: 1.5, −2, 0.25, 65504.
+  const cases = {
+    uint8: new Uint8Array([0, 1, 200, 255]),
+    bool: new Uint8Array([0, 1, 1, 0]),
+    int8: new Int8Array([-128, -1, 5, 127]),
+    uint16: new Uint16Array([0, 300, 40000, 65535]),
+    int16: new Int16Array([-32768, -300, 7, 32767]),
+    uint32: new Uint32Array([0, 70000, 3e9, 4294967295]),
+    int32: new Int32Array([-2147483648, -70000, 9, 2147483647]),
+    uint64: new BigUint64Array([0n, 5n, 1n << 40n, 123456789n]),
+    int64: new BigInt64Array([-(1n << 40n), -5n, 0n, 77n]),
+    float16: new Uint16Array([0x3e00, 0xc000, 0x3400, 0x7bff]),
+    float32: new Float32Array([-1.5, 0.1, 1e30, 3]),
+    float64: new Float64Array([-2.25, 1e-3, 65536.5, 7]),
+  };
+  const f16 = [1.5, -2, 0.25, 65504];
+  for (const [dtype, data] of Object.entries(cases)) {
+    const place = { data, dtype, offset: 0, rowStride: 2, colStride: 1, rows: 2, cols: 2, flip: false };
+    const out = await api.__composeTile("test://raster", 2, 2, [{ nodata: null, gain: 1, bias: 0 }], [place], false, false);
+    const want = dtype === "float16" ? f16 : Array.from(data, (v) => Math.fround(Number(v)));
+    assert.deepEqual(Array.from(out), want, dtype);
+  }
+  await assert.rejects(
+    api.__composeTile("test://raster", 1, 1, [{ nodata: null, gain: 1, bias: 0 }], [{ data: new Uint8Array(1), dtype: "complex64", offset: 0, rowStride: 1, colStride: 1, rows: 1, cols: 1, flip: false }], false, false),
+    (e) => e.code === "UnsupportedDataType" && e.message.includes("test://raster"),
+  );
+});

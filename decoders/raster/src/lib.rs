@@ -175,7 +175,8 @@ pub enum Sample {
 }
 
 impl Sample {
-    /// In the order of their codes (`shardfetch`'s `raster.ts` spells the same list).
+    /// In the order of their codes (`shardfetch`'s `raster.ts` spells the same list; a test in
+    /// `tests/js/decoders.test.mjs` reads each type through both).
     pub const ALL: [Sample; 11] = [
         Sample::U8,
         Sample::I8,
