@@ -141,7 +141,7 @@ test("the first open asks for the module while the glue (factory.js) is still on
   }
 });
 
-test("a page importing only the core downloads none of the adapters (viv, openlayers, maplibre, h5web) and reads a COG and a NetCDF-4 file", async () => {
+test("a page importing only the core downloads none of the adapters (viv, openlayers, maplibre, h5web) nor their raster module, and reads a COG and a NetCDF-4 file", async () => {
   const page = await browser.newPage();
   pageServer.log.length = 0;
   try {
@@ -161,8 +161,8 @@ test("a page importing only the core downloads none of the adapters (viv, openla
     }
     const paths = pageServer.log.map((e) => e.path);
     assert.ok(paths.includes("/pkg/index.js"), "the page server's log is not recording");
-    const adapters = paths.filter((p) => /\/pkg\/(viv|openlayers|maplibre|h5web)\.js$/.test(p));
-    assert.deepEqual(adapters, [], "adapter entries downloaded by a core-only page");
+    const adapters = paths.filter((p) => /\/pkg\/(viv|openlayers|maplibre|h5web)\.js$|\/raster\.wasm$/.test(p));
+    assert.deepEqual(adapters, [], "adapter entries (or the adapters' raster module) downloaded by a core-only page");
   } finally {
     await page.close();
   }
