@@ -1,6 +1,7 @@
 //! The structure of `src/`, checked: no import cycle between modules, each layer of the core
 //! imports only the layers below it, and each layer's module doc says what it may import (and
-//! nothing it imports is missing from that list).
+//! nothing it imports is missing from that list); in the crates beside it (`decoders/*`,
+//! `kernels`): no import cycle either, sizes as in `src/`, and no dependency on the core.
 //!
 //! Modules are files. Module A depends on module B when A's code names a path into B (`use`,
 //! an inline `crate::`/`super::`/`self::` path, or a bare path into one of A's child
@@ -25,7 +26,12 @@ fn src() -> PathBuf {
 
 /// `src/core/codec/gzip.rs` → `["core", "codec", "gzip"]`; `mod.rs` and `lib.rs` name their folder.
 fn module_of(path: &Path) -> Vec<String> {
-    let rel = path.strip_prefix(src()).unwrap();
+    module_in(&src(), path)
+}
+
+/// The module of `path` in the crate whose source folder is `root`.
+fn module_in(root: &Path, path: &Path) -> Vec<String> {
+    let rel = path.strip_prefix(root).unwrap();
     let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     let last = parts.pop().unwrap();
     match last.as_str() {
@@ -253,8 +259,14 @@ struct Graph {
 }
 
 fn graph() -> Graph {
+    graph_in(&src())
+}
+
+/// The module graph of the crate whose source folder is `root`.
+fn graph_in(root: &Path) -> Graph {
+    let module_of = |p: &Path| module_in(root, p);
     let mut list = Vec::new();
-    files(&src(), &mut list);
+    files(root, &mut list);
     let modules: BTreeSet<Vec<String>> = list.iter().map(|p| module_of(p)).collect();
     // Test modules may reach anywhere.
     let code = |p: &PathBuf| code_only(std::fs::read_to_string(p).unwrap().split("#[cfg(test)]").next().unwrap());
@@ -309,10 +321,8 @@ fn name(m: &[String]) -> String {
     }
 }
 
-#[test]
-fn no_module_depends_on_itself_through_others() {
-    let g = graph();
-    assert!(g.deps.len() > 30, "{} modules found", g.deps.len());
+/// The import cycles of `g`, each as "a -> b -> a".
+fn cycles(g: &Graph) -> Vec<String> {
     // Depth-first search for a back edge.
     fn visit(
         m: &Vec<String>,
@@ -340,10 +350,71 @@ fn no_module_depends_on_itself_through_others() {
     let (mut state, mut cycles) = (BTreeMap::new(), Vec::new());
     for m in g.deps.keys() {
         if !state.contains_key(m) {
-            visit(m, &g, &mut state, &mut Vec::new(), &mut cycles);
+            visit(m, g, &mut state, &mut Vec::new(), &mut cycles);
         }
     }
+    cycles
+}
+
+#[test]
+fn no_module_depends_on_itself_through_others() {
+    let g = graph();
+    assert!(g.deps.len() > 30, "{} modules found", g.deps.len());
+    let cycles = cycles(&g);
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+/// The crates beside the core (`decoders/*`, `kernels`): the source folder of each.
+fn side_crates() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root.join("decoders")).unwrap().flatten().map(|e| e.path()).collect();
+    out.push(root.join("kernels"));
+    out.retain(|p| p.join("src").is_dir() && p.join("Cargo.toml").is_file());
+    out.sort();
+    out
+}
+
+/// The decoder modules' crates and the kernels have no import cycle between their modules either.
+#[test]
+fn no_module_of_the_side_crates_depends_on_itself_through_others() {
+    let crates = side_crates();
+    assert!(crates.len() > 15, "{} crates beside the core", crates.len());
+    let mut all = Vec::new();
+    for c in &crates {
+        let g = graph_in(&c.join("src"));
+        all.extend(cycles(&g).into_iter().map(|x| format!("{}: {x}", c.display())));
+    }
+    assert!(all.is_empty(), "import cycles:\n{}", all.join("\n"));
+}
+
+/// The crates beside the core sit below it: none depends on the core's crate (the module ABI,
+/// the kernels and the TIFF directory reader are what both sides share), and the shared crates
+/// (`abi`, `kernels`, `tiff-ifd`) depend on no decoder module's crate.
+#[test]
+fn the_side_crates_depend_only_downward() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).canonicalize().unwrap();
+    let shared = ["abi", "kernels", "tiff-ifd"];
+    let mut bad = Vec::new();
+    let mut seen = 0;
+    for c in side_crates() {
+        let c = c.canonicalize().unwrap();
+        let toml = std::fs::read_to_string(c.join("Cargo.toml")).unwrap();
+        let me = c.file_name().unwrap().to_string_lossy().into_owned();
+        for line in toml.lines() {
+            let Some(at) = line.find("path = \"") else { continue };
+            let rel = &line[at + 8..];
+            let dep = c.join(&rel[..rel.find('"').unwrap()]).canonicalize().unwrap();
+            seen += 1;
+            let name = dep.file_name().unwrap().to_string_lossy().into_owned();
+            if dep == root {
+                bad.push(format!("{me} depends on the core's crate"));
+            } else if shared.contains(&me.as_str()) && !shared.contains(&name.as_str()) {
+                bad.push(format!("the shared crate {me} depends on {name}"));
+            }
+        }
+    }
+    assert!(seen > 15, "{seen} path dependencies read");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 fn layer_of(m: &[String]) -> Option<usize> {

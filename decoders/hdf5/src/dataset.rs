@@ -1,6 +1,6 @@
 //! Datasets: layout, filters, fill value; their Zarr v3 array document.
 use crate::io::{corrupt, too_large, unsupported, Code, File, E, R, UNDEF};
-use crate::json;
+use abi::json;
 use crate::object::{unshare, Header, DATASPACE, DATATYPE, EXTERNAL, FILL, FILL_OLD, FILTERS, LAYOUT};
 use crate::types::{datatype, dataspace, fill_json, ztype, Dt, Space, ZType, UNLIMITED};
 use alloc::format;

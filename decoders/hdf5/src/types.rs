@@ -1,6 +1,6 @@
 //! Datatype and dataspace messages; data types as Zarr v3 names them; values as JSON.
 use crate::io::{corrupt, le, unsupported, Cur, File, E, R};
-use crate::json;
+use abi::json;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;

@@ -551,7 +551,7 @@ fn column(
         let (lv, rest) = body.split_at_checked(levels).ok_or_else(|| bad("levels past the page"))?;
         let inflated;
         let data: &[u8] = if c.codec == 6 && (p.kind != 3 || p.compressed) {
-            inflated = crate::unzstd(rest, size).map_err(|why| corrupt(file, why))?;
+            inflated = crate::unzstd::unzstd(rest, size).map_err(|why| corrupt(file, why))?;
             &inflated
         } else {
             rest

@@ -3,8 +3,8 @@
 //! attributes. Axes: `[y, x]` for one sample per pixel, `[sample, y, x]` for several, whether
 //! the file stores them chunky (interleaved: a transpose in the codecs) or planar.
 use crate::float::write_f64;
-use crate::ifd::*;
-use crate::{corrupt, Fail};
+use crate::fail::{corrupt, Fail};
+use tiff_ifd::*;
 use abi::json;
 use alloc::format;
 use alloc::string::String;

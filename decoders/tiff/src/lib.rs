@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 extern crate alloc;
 
+mod fail;
 mod float;
 mod image;
 mod nodes;
@@ -38,16 +39,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use ifd::{directory_len, entry_count, parse_ifd, At, Entry, Header, Ifd, IMAGE_DESCRIPTION};
 use abi::held;
+use fail::{corrupt, Fail};
 use image::{Desc, Values};
 
 abi::export_decoder!(decode);
 
-/// A failure the answer carries: a shardfetch error code and the message.
-pub struct Fail(pub &'static str, pub String);
-
-pub fn corrupt(why: impl core::fmt::Display) -> Fail {
-    Fail("CorruptShard", format!("not a readable TIFF: {why}"))
-}
 
 fn unsupported(what: String) -> Fail {
     Fail("UnsupportedFormat", format!("OME-TIFF {what} is not read"))
