@@ -277,7 +277,8 @@ fn an_error_answer_reaches_every_waiter_and_each_retries() {
         t.read(&blocker, B, ByteRange::Range { offset: 0, len: 1 }),
         join_all(reads),
     ));
-    assert!(b.is_err());
+    let e = b.err().expect("B's read fails");
+    assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(500)), "{e:?}");
     for g in &got {
         let e = g.as_ref().err().expect("an error");
         assert_eq!((e.code, e.status), (ErrorCode::HttpError, Some(500)), "{e:?}");

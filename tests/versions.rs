@@ -290,6 +290,66 @@ fn a_change_is_resolved_by_reading_the_new_version_once() {
 }
 
 #[test]
+fn an_object_that_changes_again_while_a_change_is_resolved_is_changed() {
+    use std::rc::Rc;
+    // Version 3 replaces version 2 just before the last request of the resolution (the chunk at
+    // version 2's offsets, after the metadata and the index were read again): no one version
+    // holds the answer, so the read is `Changed`, naming the object; the next read gives version 3.
+    let at = Rc::new(Cell::new(usize::MAX));
+    let when = at.clone();
+    let c = ObjectServer::new().with_hook(move |s, _| {
+        if s.requests() > when.get() {
+            when.set(usize::MAX);
+            s.put(&format!("{URL}/c/0/0"), shard(3, [1, 0, 2, 3], 3));
+        }
+        None
+    });
+    c.validators.set(Validators::Both);
+    for (url, bytes) in version(1) {
+        c.put(&url, bytes);
+    }
+    let a = opened(&c, URL, Config::default()).unwrap();
+    assert_eq!(block_on(read_chunk(&a, &c, &[0, 0])).unwrap().bytes, chunk_values(1, &[0, 0]));
+    c.put(&format!("{URL}/c/0/0"), shard(2, [3, 2, 1, 0], 7));
+    let before = c.requests();
+    at.set(before + 3);
+    let e = block_on(read_chunk(&a, &c, &[1, 1])).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Changed, "{e}");
+    assert!(e.message.contains("mem://h/a.zarr/c/0/0: changed twice during one read"), "{e}");
+    let log: Vec<String> = c.log()[before..].iter().map(|l| format!("{} {}", l.url, l.range.as_deref().unwrap_or("-"))).collect();
+    assert_eq!(log.len(), 4, "{log:?}");
+    assert_eq!(block_on(read_chunk(&a, &c, &[1, 1])).unwrap().bytes, chunk_values(3, &[1, 1]));
+    assert_eq!(block_on(read_chunk(&a, &c, &[0, 0])).unwrap().bytes, chunk_values(3, &[0, 0]));
+}
+
+#[test]
+fn a_change_drops_only_what_came_from_the_object_that_changed() {
+    // Two shards (4 × 8, shards 4 × 4): both indexes read, then shard (0, 0) rewritten. Its read
+    // resolves the change; shard (0, 1)'s index is still trusted: its next chunk costs one request.
+    let meta = String::from_utf8(zarr_json(4)).unwrap().replace("\"shape\":[4,4]", "\"shape\":[4,8]");
+    assert!(meta.contains("[4,8]"));
+    let objects = vec![
+        (format!("{URL}/zarr.json"), meta.into_bytes()),
+        (format!("{URL}/c/0/0"), shard(1, [0, 1, 2, 3], 0)),
+        (format!("{URL}/c/0/1"), shard(1, [2, 0, 3, 1], 5)),
+    ];
+    let c = switching(objects, Vec::new(), usize::MAX, Validators::Both);
+    let a = opened(&c, URL, Config::default()).unwrap();
+    assert_eq!(a.metadata().shape, [4, 8]);
+    // Inner chunk (y, x) is chunk (y % 2, x % 2) of its shard.
+    let local = |y: u64, x: u64| chunk_values(1, &[y % 2, x % 2]);
+    assert_eq!(block_on(read_chunk(&a, &c, &[0, 0])).unwrap().bytes, local(0, 0));
+    assert_eq!(block_on(read_chunk(&a, &c, &[0, 2])).unwrap().bytes, local(0, 2));
+    c.put(&format!("{URL}/c/0/0"), shard(2, [3, 2, 1, 0], 7));
+    assert_eq!(block_on(read_chunk(&a, &c, &[1, 1])).unwrap().bytes, chunk_values(2, &[1, 1]));
+    assert_eq!(a.stats().store.changes, 1);
+    let before = c.requests();
+    assert_eq!(block_on(read_chunk(&a, &c, &[1, 3])).unwrap().bytes, local(1, 3));
+    let log: Vec<String> = c.log()[before..].iter().map(|l| format!("{} {}", l.url, l.range.as_deref().unwrap_or("-"))).collect();
+    assert_eq!(log, ["mem://h/a.zarr/c/0/1 bytes=13-16".to_string()], "shard (0, 1): its chunk only, from its cached index");
+}
+
+#[test]
 fn metadata_that_changed_is_changed_and_a_new_open_reads_the_new_version() {
     let c = switching(version(1), Vec::new(), usize::MAX, Validators::Both);
     let a = opened(&c, URL, Config::default()).unwrap();

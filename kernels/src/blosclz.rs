@@ -133,11 +133,16 @@ mod tests {
     #[test]
     fn rejects_bad_streams() {
         let mut out = [0u8; 8];
-        assert!(decompress(&[], &mut out).is_err());
-        assert!(decompress(&[7, 1, 2], &mut out).is_err()); // literal past the stream end
-        assert!(decompress(&[0, 1, (1 << 5), 5], &mut out).is_err()); // match before the start
-        assert!(decompress(&[0, 1, (7 << 5), 255, 255], &mut out).is_err()); // truncated length
-        assert!(decompress(&[1, 1, 2], &mut out).is_err()); // short output
-        assert!(decompress(&[0, 1, (7 << 5), 20, 0], &mut out).is_err()); // past the block end
+        let cases: [(&[u8], &str); 6] = [
+            (&[], "truncated stream"),
+            (&[7, 1, 2], "literal run past the stream end"),
+            (&[0, 1, (1 << 5), 5], "match before the block start"),
+            (&[0, 1, (7 << 5), 255, 255], "truncated stream"),
+            (&[1, 1, 2], "decoded 2 bytes, the block holds 8"),
+            (&[0, 1, (7 << 5), 20, 0], "match past the block end"),
+        ];
+        for (src, why) in cases {
+            assert_eq!(decompress(src, &mut out).unwrap_err(), why, "{src:?}");
+        }
     }
 }
