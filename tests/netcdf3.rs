@@ -86,6 +86,23 @@ fn one_record_of_one_variable_is_one_range_once_the_header_is_in() {
 }
 
 #[test]
+fn a_header_longer_than_the_first_read_is_read_on_by_range() {
+    // nc3_big_header.nc: an 80 KB history attribute, the variables after it. The first 64 KiB,
+    // then the rest of the header (and, the file being small, the records) in one range more.
+    let s = fixture_files(BASE, None);
+    let a = array(&s, "nc3_big_header.nc", "temp");
+    let ranges: Vec<String> = s.log().iter().map(|l| l.range.clone().unwrap_or_default()).collect();
+    assert_eq!(ranges.len(), 2, "{ranges:?}");
+    assert_eq!(ranges[0], "bytes=0-65535");
+    assert!(ranges[1].starts_with("bytes=65536-"), "{ranges:?}");
+    assert_eq!(a.metadata().shape, [3, 6]);
+    let m = manifest();
+    let c = m["cases"].as_array().unwrap().iter().find(|c| c["name"] == "nc3_big_header_temp").unwrap();
+    let want = std::fs::read(format!("tests/fixtures/{}", c["expected"].as_str().unwrap())).unwrap();
+    assert_eq!(block_on(read_region(&a, &s, &[Sel::All, Sel::All])).unwrap().bytes, want);
+}
+
+#[test]
 fn a_nc_file_goes_to_its_kind_by_its_first_bytes() {
     let s = fixture_files(BASE, None);
     let Opened::Group(g) = block_on(open(&s, &format!("{BASE}/data/netcdf3/nc3_classic.nc"), OpenOptions::default())).unwrap() else { panic!("a group") };
