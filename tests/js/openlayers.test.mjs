@@ -324,7 +324,7 @@ test("a GeoZarr multiscale (zarr-python, spatial:/proj: conventions): levels as 
   });
 });
 
-test("a CRS OpenLayers does not know (EPSG:2056): drawn once the page registers it through proj4, else a typed error naming the URL", async () => {
+test("a CRS OpenLayers does not know (EPSG:2056): drawn once the page registers it through proj4 or passes `projection`, else a typed error naming the URL", async () => {
   const gz = JSON.parse(fs.readFileSync(path.join(fixtures, "manifest-geozarr.json"), "utf8"));
   const ch = gz.lv95;
   const u = `${data.url}/fixtures/data/${ch.path}`;
@@ -341,6 +341,16 @@ test("a CRS OpenLayers does not know (EPSG:2056): drawn once the page registers 
   assert.equal(b.error, undefined, JSON.stringify(b.error));
   assert.equal(b.info.projection, "EPSG:2056");
   matchesValues("lv95.zarr through proj4", b.shot, (x, y) => {
+    const g = grey(values[y * W + x], 0, 4000);
+    return [g, g, g];
+  });
+  // Or the page passes `projection` itself (as to ol/source/GeoTIFF): used as given, the file's
+  // code not looked up.
+  const c = await draw("sf", { ...cfg, projection: { code: "LV95-as-given", units: "m" } });
+  assert.equal(c.error, undefined, JSON.stringify(c.error));
+  assert.equal(c.info.projection, "LV95-as-given");
+  assert.equal(c.info.units, "m");
+  matchesValues("lv95.zarr with `projection` given", c.shot, (x, y) => {
     const g = grey(values[y * W + x], 0, 4000);
     return [g, g, g];
   });

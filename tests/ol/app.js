@@ -7,6 +7,7 @@ import View from "ol/View.js";
 import TileLayer from "ol/layer/WebGLTile.js";
 import GeoTIFF from "ol/source/GeoTIFF.js";
 import { transform } from "ol/proj.js";
+import Projection from "ol/proj/Projection.js";
 import { register } from "ol/proj/proj4.js";
 import proj4 from "proj4";
 import { ShardfetchSource } from "shardfetch/openlayers";
@@ -30,6 +31,8 @@ async function main() {
     normalize: cfg.normalize,
     interpolate: cfg.interpolate,
     convertToRGB: cfg.convertToRGB,
+    // `projection` as a page passes it for a CRS OpenLayers does not know: an object of its own.
+    projection: cfg.projection ? new Projection(cfg.projection) : undefined,
     transition: 0,
   });
   const failed = new Promise((_, reject) =>
