@@ -418,29 +418,34 @@ test("in Chromium: what the conditional reads cost in preflights (If-Match and I
   }
 });
 
-test("in Chromium, decoding workers: a region read while its object changes, at every request, is of one version per object", async () => {
+test("in Chromium, decoding workers: a region read while its object changes, at every request, is of one version per object, for every store kind", async () => {
   const { p, errors } = await page();
   try {
-    for (const name of ["zarr3_sharded", "tiff"]) {
+    for (const name of cases.map((c) => c.name)) {
       const c = cases.find((x) => x.name === name);
       const { url, options } = where(c, server.url);
       // One request per chunk or two (neighbours apart), chunks decoded in two workers.
       const o = { ...options, workers: 2, mergeMax: 300, mergeGap: 0 };
       server.setVersion(c.prefix, 0);
       const from = server.log.length;
-      const warm = await p.evaluate(async ([url, o]) => {
+      // The two kinds read with the workers for certain (zstd chunks, a deflate TIFF); the others
+      // as they come (a kind whose chunks are small or uncompressed, NetCDF-3's, is decoded on the
+      // page's thread), each at every request all the same.
+      const decoded = ["zarr3_sharded", "tiff"].includes(name);
+      const warm = await p.evaluate(async ([url, o, tries]) => {
         const a = await window.api.openArray(url, o);
         // The workers start after a first read, and take a moment to be ready.
-        for (let k = 0; k < 50 && a.stats().workerJobs === 0; k++) {
+        for (let k = 0; k < tries && a.stats().workerJobs === 0; k++) {
           await a.get(a.shape.map(() => null));
           await new Promise((r) => setTimeout(r, 100));
         }
         const id = window.arrays.push(a) - 1;
         return { id, jobs: a.stats().workerJobs };
-      }, [url, o]);
-      assert.ok(warm.jobs > 0, `${name}: the workers decoded nothing`);
+      }, [url, o, decoded ? 50 : 1]);
+      if (decoded) assert.ok(warm.jobs > 0, `${name}: the workers decoded nothing`);
       const total = asked(c, from);
       let newer = 0;
+      let askedAfter = 0;
       for (let at = 0; at < total; at++) {
         server.setVersion(c.prefix, 0);
         const a = await p.evaluate(async ([url, o]) => {
@@ -449,12 +454,19 @@ test("in Chromium, decoding workers: a region read while its object changes, at 
           return window.arrays.push(a) - 1;
         }, [url, o]);
         server.switchAt(c.prefix, 1, at);
+        const before = server.log.length;
         const got = await inPage(p, c).get(a, c.versions.a.shape.map(() => null));
+        askedAfter += server.log.length - before;
         if (got.error) assert.equal(got.error.code, "Changed", `${name} at ${at}: ${got.error.message}`);
-        else if (!got.versions.includes("a")) newer++;
+        else if (!got.versions.every((v) => v === "a")) newer++;
         await p.evaluate((id) => window.arrays[id].close(), a);
       }
-      assert.ok(newer > 0, `${name}: the new version was never read`);
+      // As in Node: an Icechunk array reads the snapshot its branch was resolved to at open; a
+      // kind whose second read is served from what its first kept (a small zip read whole)
+      // asks nothing and so sees no change.
+      const to = Object.keys(c.versions)[1];
+      if (c.pinned) assert.equal(newer, 0, `${name}: a snapshot resolved at open is the one read`);
+      else if (!c.versions[to].metadataChanged && askedAfter > 0) assert.ok(newer > 0, `${name}: the new version was never read`);
     }
     assert.deepEqual(errors, []);
   } finally {
